@@ -1,0 +1,27 @@
+//! The behavioural rocenic NIC: the golden reference for the host ABI and the wire.
+//!
+//! [`Nic`] implements [`rocenic_proto::device::Device`]: a host drives it through BAR0
+//! (the command mailbox, doorbells, counters) and descriptor rings in host memory reached
+//! by DMA through an IOMMU; it sends and receives RoCE v2 frames on one Ethernet port.
+//! It is deterministic and advanced by a clock tick, so it can run in lockstep with the
+//! RTL. Timing is modelled coarsely (a 64-byte-per-cycle port on each side, DMA latency as
+//! reported by the DMA port); behaviour — frames, completions, memory — is exact.
+//!
+//! Modules, one concern each: `config` (build-time sizes), `tables` (PD, MR, CQ tables
+//! and the protection check), `cmd` (the command mailbox), `qp` (QP context and state
+//! machine), `requester` (SQ processing, segmentation, ACK/NAK/timeout handling and
+//! go-back-N), `responder` (request execution, ACK/NAK generation, replay cache),
+//! `packet` (the one place that builds and parses frames), `nic` (BAR0 and the tick).
+
+mod cmd;
+pub mod config;
+mod counters;
+mod nic;
+mod packet;
+mod qp;
+mod requester;
+mod responder;
+mod tables;
+
+pub use config::NicConfig;
+pub use nic::Nic;

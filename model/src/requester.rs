@@ -1,0 +1,876 @@
+//! The requester: SQ fetch, segmentation at the PMTU, and the reliability rules —
+//! ACK/NAK handling, the local ACK timer, RNR waits and go-back-N retransmission, which
+//! re-reads payload from host memory (nothing is buffered for retransmission).
+//!
+//! AckReq rule (shared with the RTL): the requester asks for an ACK on the last packet of
+//! every message, on every READ and atomic request, and on every packet whose PSN has its
+//! low four bits all ones — so a long message is acknowledged at least every 16 packets.
+
+use crate::nic::{Nic, TxFrame};
+use crate::packet::{self, psn_add, psn_diff, Hdr, Parsed};
+use crate::qp::{OpKind, Qp, SendOp};
+use rocenic_proto::abi::cqe::Cqe;
+use rocenic_proto::abi::regs::Counter;
+use rocenic_proto::abi::verbs::{
+    access, ack_timeout_cycles, send_flags, QpState, WcOpcode, WcStatus, WrOpcode,
+};
+use rocenic_proto::abi::wqe::{RecvWqe, SendWqe, MAX_INLINE};
+use rocenic_proto::abi::DESC_SIZE;
+use rocenic_proto::device::DmaPort;
+use rocenic_proto::wire::{rnr_timer_ns, NakCode, Opcode, Syndrome};
+
+/// Largest message (IB allows 2^31 bytes).
+const MAX_MSG: u32 = 1 << 31;
+/// Nanoseconds per core-clock cycle at 250 MHz.
+const NS_PER_CYCLE: u64 = 4;
+
+/// The wire opcode of packet `pkt` of `npkt` of a SEND or WRITE.
+fn segment_opcode(op: WrOpcode, pkt: u32, npkt: u32) -> Opcode {
+    let first = pkt == 0;
+    let last = pkt + 1 == npkt;
+    use Opcode::*;
+    match (op, first, last) {
+        (WrOpcode::Send, true, true) => SendOnly,
+        (WrOpcode::SendWithImm, true, true) => SendOnlyWithImmediate,
+        (WrOpcode::SendWithInv, true, true) => SendOnlyWithInvalidate,
+        (WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv, true, false) => SendFirst,
+        (WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv, false, false) => {
+            SendMiddle
+        }
+        (WrOpcode::Send, false, true) => SendLast,
+        (WrOpcode::SendWithImm, false, true) => SendLastWithImmediate,
+        (WrOpcode::SendWithInv, false, true) => SendLastWithInvalidate,
+        (WrOpcode::RdmaWrite, true, true) => RdmaWriteOnly,
+        (WrOpcode::RdmaWriteWithImm, true, true) => RdmaWriteOnlyWithImmediate,
+        (WrOpcode::RdmaWriteWithImm, false, true) => RdmaWriteLastWithImmediate,
+        (_, true, false) => RdmaWriteFirst,
+        (_, false, false) => RdmaWriteMiddle,
+        (_, false, true) => RdmaWriteLast,
+        // Only SEND and WRITE opcodes are segmented.
+        (_, true, true) => RdmaWriteOnly,
+    }
+}
+
+/// Packets a message of `len` bytes takes at `pmtu` (a zero-length message takes one).
+pub fn packets(len: u32, pmtu: u32) -> u32 {
+    len.div_ceil(pmtu).max(1)
+}
+
+impl Nic {
+    /// Queues a completion on `cqn`; it is written when the CQ has room.
+    pub(crate) fn complete(&mut self, cqn: u32, cqe: Cqe) {
+        if let Some(cq) = self
+            .tables
+            .cqs
+            .get_mut(cqn as usize)
+            .and_then(|c| c.as_mut())
+        {
+            cq.held.push_back(cqe);
+            self.cq_dirty.insert(cqn);
+        }
+    }
+
+    fn send_cqe(qp: &Qp, op: &SendOp, status: WcStatus, vendor_err: u8) -> Cqe {
+        Cqe {
+            wr_id: op.wqe.wr_id,
+            byte_len: op.len,
+            imm_or_inv: 0,
+            qp_num: qp.qpn,
+            src_qp: qp.attrs.dest_qpn,
+            wqe_index: op.index,
+            opcode: op.wqe.opcode.wc_opcode(),
+            status,
+            wc_flags: 0,
+            vendor_err,
+            phase: 0,
+        }
+    }
+
+    /// Removes the QP's frames that have not left the TX port (they will be rebuilt).
+    pub(crate) fn purge_qp_frames(&mut self, qpn: u32) {
+        self.pipeline.retain(|f| f.qpn != qpn);
+    }
+
+    /// Called when a request packet leaves the TX port.
+    pub(crate) fn note_request_sent(&mut self, qpn: u32, psn: u32) {
+        let now = self.now;
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        let retransmit = psn_diff(psn, qp.req.sent_end) < 0;
+        if !retransmit {
+            qp.req.sent_end = psn_add(psn, 1);
+        }
+        if qp.req.ack_deadline.is_none() && qp.req.rnr_until.is_none() {
+            qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+        }
+        self.timed.insert(qpn);
+        if retransmit {
+            self.count(Some(qpn), Counter::Retransmits, 1);
+        }
+    }
+
+    /// One step of the QP's requester: retire, build one packet, or fetch one WQE.
+    /// Returns whether anything happened.
+    pub(crate) fn requester_step(&mut self, qpn: u32, dma: &mut dyn DmaPort) -> bool {
+        let Some(qp) = self.qp_mut(qpn) else {
+            self.active.remove(&qpn);
+            return false;
+        };
+        if qp.state == QpState::Err {
+            let flushed = self.flush_posted(qpn, dma);
+            if !flushed {
+                self.active.remove(&qpn);
+            }
+            return flushed;
+        }
+        if !qp.can_send() {
+            self.active.remove(&qpn);
+            return false;
+        }
+        if self.retire(qpn, dma) {
+            return true;
+        }
+        let Some(qp) = self.qp_mut(qpn) else {
+            return false;
+        };
+        if qp.req.rnr_until.is_some() {
+            return false;
+        }
+        if qp.req.cur_op < qp.req.ops.len() {
+            return self.build_packet(qpn, dma);
+        }
+        self.fetch_wqe(qpn, dma)
+    }
+
+    /// Completes finished operations at the head of the SQ, in order.
+    fn retire(&mut self, qpn: u32, dma: &mut dyn DmaPort) -> bool {
+        let mut any = false;
+        loop {
+            let Some(qp) = self.qp_mut(qpn) else {
+                return any;
+            };
+            if !qp.req.ops.front().is_some_and(|o| o.done) {
+                return any;
+            }
+            let op = qp.req.ops.pop_front().expect("checked");
+            qp.req.cur_op = qp.req.cur_op.saturating_sub(1);
+            any = true;
+            let cqn = qp.send_cqn;
+            if let Some((status, vendor)) = op.error {
+                let cqe = Self::send_cqe(qp, &op, status, vendor);
+                self.complete(cqn, cqe);
+                if let Some(qp) = self.qp_mut(qpn) {
+                    qp.state = QpState::Err;
+                }
+                self.enter_error(qpn, dma);
+                return true;
+            }
+            if op.wqe.flags & send_flags::SIGNALED != 0 {
+                let cqe = Self::send_cqe(qp, &op, WcStatus::Success, 0);
+                self.complete(cqn, cqe);
+            }
+            let qp = self.qp_mut(qpn).expect("exists");
+            if qp.req.ops.is_empty() {
+                qp.req.ack_deadline = None;
+            }
+        }
+    }
+
+    /// Reads the next WQE and turns it into an operation (or an error to complete).
+    fn fetch_wqe(&mut self, qpn: u32, dma: &mut dyn DmaPort) -> bool {
+        let now = self.now;
+        let max_rd = self.cfg.max_rd_atomic;
+        let Some(qp) = self.qp_mut(qpn) else {
+            return false;
+        };
+        if qp.state == QpState::Sqd || qp.req.stopped || qp.req.sq_fetch == qp.req.sq_pi {
+            if qp.req.ops.is_empty() {
+                self.active.remove(&qpn);
+            }
+            return false;
+        }
+        let index = qp.req.sq_fetch;
+        let slot = (index & ((1 << qp.sq_log) - 1)) as u64;
+        let mut raw = [0u8; DESC_SIZE];
+        if dma
+            .dma_read(now, qp.sq_iova + slot * DESC_SIZE as u64, &mut raw)
+            .is_err()
+        {
+            // The host unmapped its own SQ: nothing can be trusted; fail the QP.
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            let qp = self.qp_mut(qpn).expect("exists");
+            qp.state = QpState::Err;
+            self.enter_error(qpn, dma);
+            return true;
+        }
+        let wqe = SendWqe::from_bytes(&raw);
+        let qp = self.qp_mut(qpn).expect("exists");
+        let read_like_outstanding = qp.req.ops.iter().filter(|o| o.is_read_like()).count();
+        let limit = qp.attrs.max_rd_atomic.min(max_rd).max(1) as usize;
+        if (wqe.opcode == WrOpcode::RdmaRead || wqe.opcode.is_atomic())
+            && read_like_outstanding >= limit
+        {
+            return false;
+        }
+        if wqe.flags & send_flags::FENCE != 0 && read_like_outstanding > 0 {
+            return false;
+        }
+        qp.req.sq_fetch = index.wrapping_add(1);
+        let pmtu = qp.attrs.pmtu;
+        let mut op = SendOp {
+            index,
+            wqe,
+            kind: OpKind::Send,
+            len: wqe.length(),
+            local_iova: 0,
+            first_psn: qp.req.next_psn,
+            npsn: 0,
+            pmtu,
+            done: false,
+            resp_pkts: 0,
+            error: None,
+        };
+        let pdn = qp.pdn;
+        match self.validate_wqe(&mut op, pdn) {
+            Ok(()) => {
+                let qp = self.qp_mut(qpn).expect("exists");
+                op.npsn = match op.kind {
+                    OpKind::Atomic => 1,
+                    _ => packets(op.len, pmtu),
+                };
+                qp.req.next_psn = psn_add(qp.req.next_psn, op.npsn);
+                qp.req.ops.push_back(op);
+            }
+            Err(status) => {
+                let qp = self.qp_mut(qpn).expect("exists");
+                op.error = Some((status, 0));
+                op.done = true;
+                qp.req.stopped = true;
+                qp.req.ops.push_back(op);
+            }
+        }
+        true
+    }
+
+    /// Checks a WQE as the hardware does at fetch and fills in its kind and local IOVA.
+    fn validate_wqe(&self, op: &mut SendOp, pdn: u32) -> Result<(), WcStatus> {
+        let w = op.wqe;
+        op.kind = match w.opcode {
+            WrOpcode::Send | WrOpcode::SendWithImm | WrOpcode::SendWithInv => OpKind::Send,
+            WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm => OpKind::Write,
+            WrOpcode::RdmaRead => OpKind::Read,
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => OpKind::Atomic,
+            WrOpcode::Unknown(_) => return Err(WcStatus::LocQpOpErr),
+        };
+        if w.is_inline() {
+            if !matches!(op.kind, OpKind::Send | OpKind::Write)
+                || w.inline_len as usize > MAX_INLINE
+            {
+                return Err(WcStatus::LocQpOpErr);
+            }
+            return Ok(());
+        }
+        if w.num_sge > 1 {
+            return Err(WcStatus::LocQpOpErr);
+        }
+        if op.kind == OpKind::Atomic && (w.num_sge != 1 || w.sge.length != 8) {
+            return Err(WcStatus::LocLenErr);
+        }
+        if op.len > MAX_MSG {
+            return Err(WcStatus::LocLenErr);
+        }
+        if w.num_sge == 1 {
+            // Results of READs and atomics are written locally: they need LOCAL_WRITE.
+            let need = if matches!(op.kind, OpKind::Read | OpKind::Atomic) {
+                access::LOCAL_WRITE
+            } else {
+                0
+            };
+            op.local_iova = self
+                .tables
+                .translate(w.sge.lkey, pdn, w.sge.addr, w.sge.length as u64, need)
+                .map_err(|_| WcStatus::LocProtErr)?;
+        }
+        Ok(())
+    }
+
+    /// Builds the packet at the QP's transmit cursor into the TX pipeline.
+    fn build_packet(&mut self, qpn: u32, dma: &mut dyn DmaPort) -> bool {
+        let now = self.now;
+        let window = self.cfg.max_outstanding_psns as i32;
+        let (src_mac, src_ip) = (self.mac, self.ip);
+        let qp = self.qp_mut(qpn).expect("caller checked");
+        let i = qp.req.cur_op;
+        let op = qp.req.ops[i].clone();
+        if op.done && op.error.is_some() {
+            // A locally failed WQE sends nothing; it completes when it reaches the head.
+            qp.req.cur_op += 1;
+            return true;
+        }
+        // A READ restarts at the first response not yet received.
+        let pkt = match op.kind {
+            OpKind::Read => op.resp_pkts,
+            _ => qp.req.cur_pkt,
+        };
+        let psn = psn_add(op.first_psn, pkt);
+        if psn_diff(psn, qp.req.una_psn) >= window {
+            return false;
+        }
+        let addr = packet::Addr {
+            src_mac,
+            dst_mac: qp.attrs.dest_mac,
+            src_ip,
+            dst_ip: qp.attrs.dest_ip,
+            udp_sport: qp.attrs.udp_sport,
+        };
+        let mut hdr = Hdr::new(Opcode::SendOnly, qp.attrs.dest_qpn, psn);
+        let mut payload = Vec::new();
+        let mut ready_at = now + 1;
+        let w = op.wqe;
+        let last_of_message;
+        match op.kind {
+            OpKind::Send | OpKind::Write => {
+                let npkt = op.npsn;
+                let off = pkt * op.pmtu;
+                let len = op.pmtu.min(op.len - off);
+                hdr.opcode = segment_opcode(w.opcode, pkt, npkt);
+                last_of_message = pkt + 1 == npkt;
+                if pkt == 0 && op.kind == OpKind::Write {
+                    hdr.reth = Some((w.remote_addr, w.rkey, op.len));
+                }
+                if last_of_message {
+                    match w.opcode {
+                        WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm => {
+                            hdr.imm = Some(w.imm_or_inv)
+                        }
+                        WrOpcode::SendWithInv => hdr.ieth = Some(w.imm_or_inv),
+                        _ => {}
+                    }
+                    hdr.solicited = w.flags & send_flags::SOLICITED != 0
+                        && matches!(
+                            w.opcode,
+                            WrOpcode::Send
+                                | WrOpcode::SendWithImm
+                                | WrOpcode::SendWithInv
+                                | WrOpcode::RdmaWriteWithImm
+                        );
+                }
+                if w.is_inline() {
+                    payload.extend_from_slice(&w.inline[off as usize..(off + len) as usize]);
+                } else if len > 0 {
+                    payload.resize(len as usize, 0);
+                    match dma.dma_read(now, op.local_iova + off as u64, &mut payload) {
+                        Ok(t) => ready_at = t.max(ready_at),
+                        Err(_) => return self.local_dma_failure(qpn, i),
+                    }
+                }
+            }
+            OpKind::Read => {
+                let off = pkt * op.pmtu;
+                hdr.opcode = Opcode::RdmaReadRequest;
+                hdr.reth = Some((w.remote_addr + off as u64, w.rkey, op.len - off));
+                last_of_message = true;
+            }
+            OpKind::Atomic => {
+                hdr.opcode = if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                    Opcode::CompareSwap
+                } else {
+                    Opcode::FetchAdd
+                };
+                // AtomicETH carries (swap or add, compare); the WQE keeps compare/add and swap.
+                hdr.atomic = Some(if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                    (w.remote_addr, w.rkey, w.swap, w.compare_add)
+                } else {
+                    (w.remote_addr, w.rkey, w.compare_add, 0)
+                });
+                last_of_message = true;
+            }
+        }
+        hdr.ack_req = last_of_message || psn & 0xf == 0xf;
+        let frame = packet::build(&addr, &hdr, &payload);
+        let qp = self.qp_mut(qpn).expect("exists");
+        if last_of_message || matches!(op.kind, OpKind::Read | OpKind::Atomic) {
+            qp.req.cur_op += 1;
+            qp.req.cur_pkt = 0;
+        } else {
+            qp.req.cur_pkt += 1;
+        }
+        self.pipeline.push_back(TxFrame {
+            ready_at,
+            qpn,
+            psn: Some(psn),
+            frame,
+        });
+        true
+    }
+
+    /// The payload of op `i` could not be read: the host broke its own mapping. The op
+    /// fails with a local protection error once earlier ops are done.
+    fn local_dma_failure(&mut self, qpn: u32, i: usize) -> bool {
+        self.count(Some(qpn), Counter::DmaFaults, 1);
+        let qp = self.qp_mut(qpn).expect("exists");
+        let op = &mut qp.req.ops[i];
+        op.error = Some((WcStatus::LocProtErr, 0));
+        op.done = true;
+        qp.req.stopped = true;
+        qp.req.cur_op = qp.req.ops.len();
+        self.purge_qp_frames(qpn);
+        true
+    }
+
+    /// Restarts transmission at `psn` (go-back-N). Frames not yet sent are dropped and
+    /// rebuilt; the payload is read again from host memory.
+    fn rewind(&mut self, qpn: u32, psn: u32) {
+        let now = self.now;
+        self.purge_qp_frames(qpn);
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        let pos = qp.req.ops.iter().position(|o| {
+            !o.done && psn_diff(psn, o.first_psn) >= 0 && psn_diff(psn, o.last_psn()) <= 0
+        });
+        match pos {
+            Some(i) => {
+                qp.req.cur_op = i;
+                qp.req.cur_pkt = psn_diff(psn, qp.req.ops[i].first_psn) as u32;
+            }
+            None => {
+                qp.req.cur_op = qp
+                    .req
+                    .ops
+                    .iter()
+                    .position(|o| !o.done)
+                    .unwrap_or(qp.req.ops.len());
+                qp.req.cur_pkt = 0;
+            }
+        }
+        qp.req.rewound_to = Some(psn);
+        qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+        self.timed.insert(qpn);
+        self.active.insert(qpn);
+    }
+
+    /// Uses one transport retry; when none is left the oldest unfinished op fails with
+    /// RETRY_EXC_ERR. Returns whether a retry was available.
+    fn use_retry(&mut self, qpn: u32, status: WcStatus) -> bool {
+        let qp = self.qp_mut(qpn).expect("exists");
+        let left = if status == WcStatus::RnrRetryExcErr {
+            &mut qp.req.rnr_left
+        } else {
+            &mut qp.req.retry_left
+        };
+        // rnr_retry 7 means "retry forever" in IB.
+        if status == WcStatus::RnrRetryExcErr && qp.attrs.rnr_retry == 7 {
+            return true;
+        }
+        if *left == 0 {
+            if let Some(op) = qp.req.ops.iter_mut().find(|o| !o.done) {
+                op.error = Some((status, 0));
+                op.done = true;
+            }
+            qp.req.stopped = true;
+            qp.req.cur_op = qp.req.ops.len();
+            qp.req.ack_deadline = None;
+            self.purge_qp_frames(qpn);
+            self.active.insert(qpn);
+            return false;
+        }
+        *left -= 1;
+        true
+    }
+
+    /// Fires expired ACK and RNR timers.
+    pub(crate) fn fire_timers(&mut self, dma: &mut dyn DmaPort) {
+        let now = self.now;
+        let timed: Vec<u32> = self.timed.iter().copied().collect();
+        for qpn in timed {
+            let Some(qp) = self.qp_mut(qpn) else {
+                self.timed.remove(&qpn);
+                continue;
+            };
+            if qp.req.rnr_until.is_some_and(|t| t <= now) {
+                qp.req.rnr_until = None;
+                qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+                self.active.insert(qpn);
+            }
+            let qp = self.qp_mut(qpn).expect("exists");
+            if qp.req.ack_deadline.is_some_and(|t| t <= now) {
+                qp.req.ack_deadline = None;
+                let outstanding = qp.req.ops.iter().any(|o| !o.done);
+                if outstanding && qp.can_send() {
+                    let una = qp.req.una_psn;
+                    self.count(Some(qpn), Counter::AckTimeouts, 1);
+                    if self.use_retry(qpn, WcStatus::RetryExcErr) {
+                        self.rewind(qpn, una);
+                    }
+                    self.retire(qpn, dma);
+                }
+            }
+            let qp = self.qp_mut(qpn).expect("exists");
+            if qp.req.ack_deadline.is_none() && qp.req.rnr_until.is_none() {
+                self.timed.remove(&qpn);
+            }
+        }
+    }
+
+    /// Marks send/write ops up to and including `psn` acknowledged. A READ or atomic that
+    /// the ACK passes without its response having arrived lost its response: go back to it.
+    fn acknowledge(&mut self, qpn: u32, psn: u32) {
+        let now = self.now;
+        let qp = self.qp_mut(qpn).expect("exists");
+        // Ignore ACKs for PSNs never sent or already acknowledged.
+        if psn_diff(psn, qp.req.sent_end) >= 0 || psn_diff(psn, qp.req.una_psn) < 0 {
+            return;
+        }
+        let mut lost_response = None;
+        for op in qp.req.ops.iter_mut().filter(|o| !o.done) {
+            if psn_diff(op.first_psn, psn) > 0 {
+                break;
+            }
+            match op.kind {
+                OpKind::Send | OpKind::Write => {
+                    if psn_diff(op.last_psn(), psn) <= 0 {
+                        op.done = true;
+                    } else {
+                        break;
+                    }
+                }
+                OpKind::Read | OpKind::Atomic => {
+                    if psn_diff(op.last_psn(), psn) <= 0 {
+                        lost_response = Some(psn_add(op.first_psn, op.resp_pkts));
+                    }
+                    break;
+                }
+            }
+        }
+        let new_una = psn_add(psn, 1);
+        let progressed = psn_diff(new_una, qp.req.una_psn) > 0;
+        if progressed {
+            qp.req.una_psn = new_una;
+            qp.req.retry_left = qp.attrs.retry_cnt;
+            qp.req.rnr_left = qp.attrs.rnr_retry;
+            qp.req.rewound_to = None;
+            qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+            self.timed.insert(qpn);
+        }
+        if let Some(p) = lost_response {
+            self.go_back(qpn, p);
+        }
+        self.active.insert(qpn);
+    }
+
+    /// Go-back-N to `psn` unless already rewound there without progress since.
+    fn go_back(&mut self, qpn: u32, psn: u32) {
+        let qp = self.qp_mut(qpn).expect("exists");
+        if qp.req.rewound_to == Some(psn) {
+            return;
+        }
+        if self.use_retry(qpn, WcStatus::RetryExcErr) {
+            self.rewind(qpn, psn);
+        }
+    }
+
+    /// Handles a response (ACK, NAK, READ response, atomic ACK) for one of our requests.
+    pub(crate) fn requester_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let qpn = pkt.hdr.dest_qp;
+        let Some(qp) = self.qp_mut(qpn) else {
+            self.count(None, Counter::UnknownQpDrops, 1);
+            return;
+        };
+        if !qp.can_send() {
+            self.count(Some(qpn), Counter::UnknownQpDrops, 1);
+            return;
+        }
+        let psn = pkt.hdr.psn;
+        let syndrome = pkt.hdr.aeth.map(|(s, _)| Syndrome::from(s));
+        match pkt.hdr.opcode {
+            Opcode::Acknowledge => match syndrome {
+                Some(Syndrome::Ack { .. }) => self.acknowledge(qpn, psn),
+                Some(Syndrome::RnrNak { timer }) => self.rnr_nak(qpn, psn, timer),
+                Some(Syndrome::Nak(code)) => self.nak(qpn, psn, code, pkt.hdr.aeth.unwrap().0),
+                _ => self.count(Some(qpn), Counter::MalformedDrops, 1),
+            },
+            Opcode::RdmaReadResponseFirst
+            | Opcode::RdmaReadResponseMiddle
+            | Opcode::RdmaReadResponseLast
+            | Opcode::RdmaReadResponseOnly => self.read_response(qpn, pkt, dma),
+            Opcode::AtomicAcknowledge => self.atomic_ack(qpn, pkt, dma),
+            _ => self.count(Some(qpn), Counter::MalformedDrops, 1),
+        }
+        self.retire(qpn, dma);
+    }
+
+    fn rnr_nak(&mut self, qpn: u32, psn: u32, timer: u8) {
+        let now = self.now;
+        self.count(Some(qpn), Counter::RnrNaksReceived, 1);
+        let qp = self.qp_mut(qpn).expect("exists");
+        if psn_diff(psn, qp.req.una_psn) < 0 || psn_diff(psn, qp.req.sent_end) >= 0 {
+            return;
+        }
+        if psn_diff(psn, qp.req.una_psn) > 0 {
+            self.acknowledge(qpn, psn_add(psn, 0xff_ffff));
+        }
+        if self.use_retry(qpn, WcStatus::RnrRetryExcErr) {
+            self.rewind(qpn, psn);
+            let qp = self.qp_mut(qpn).expect("exists");
+            qp.req.rnr_until = Some(now + (rnr_timer_ns(timer) / NS_PER_CYCLE).max(1));
+            qp.req.ack_deadline = None;
+            qp.req.rewound_to = None;
+            self.timed.insert(qpn);
+        }
+    }
+
+    fn nak(&mut self, qpn: u32, psn: u32, code: NakCode, syndrome: u8) {
+        self.count(Some(qpn), Counter::NaksReceived, 1);
+        let qp = self.qp_mut(qpn).expect("exists");
+        if psn_diff(psn, qp.req.una_psn) < 0 || psn_diff(psn, qp.req.sent_end) >= 0 {
+            return;
+        }
+        // A NAK acknowledges everything before its PSN.
+        if psn_diff(psn, qp.req.una_psn) > 0 {
+            self.acknowledge(qpn, psn_add(psn, 0xff_ffff));
+        }
+        let status = match code {
+            NakCode::PsnSequenceError => {
+                self.go_back(qpn, psn);
+                return;
+            }
+            NakCode::InvalidRequest => WcStatus::RemInvReqErr,
+            NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+            NakCode::RemoteOperationalError => WcStatus::RemOpErr,
+            NakCode::InvalidRdRequest => WcStatus::RemInvReqErr,
+            NakCode::Unknown(_) => WcStatus::RemOpErr,
+        };
+        let qp = self.qp_mut(qpn).expect("exists");
+        if let Some(op) = qp.req.ops.iter_mut().find(|o| {
+            !o.done && psn_diff(psn, o.first_psn) >= 0 && psn_diff(psn, o.last_psn()) <= 0
+        }) {
+            op.error = Some((status, syndrome));
+            op.done = true;
+            qp.req.stopped = true;
+            qp.req.cur_op = qp.req.ops.len();
+            qp.req.ack_deadline = None;
+            self.purge_qp_frames(qpn);
+        }
+    }
+
+    /// The oldest READ/atomic still waiting for its response, and the PSN it expects.
+    fn awaiting_response(qp: &Qp) -> Option<(usize, u32)> {
+        qp.req
+            .ops
+            .iter()
+            .position(|o| !o.done && o.is_read_like())
+            .map(|i| {
+                let o = &qp.req.ops[i];
+                (i, psn_add(o.first_psn, o.resp_pkts))
+            })
+    }
+
+    /// Checks a response's PSN against the one expected; out-of-order responses trigger
+    /// go-back-N, duplicates are dropped. Returns the op index when the PSN is the expected one.
+    fn expect_response(&mut self, qpn: u32, psn: u32, kind: OpKind) -> Option<usize> {
+        let qp = self.qp_mut(qpn).expect("exists");
+        let Some((i, expected)) = Self::awaiting_response(qp) else {
+            self.count(Some(qpn), Counter::Duplicates, 1);
+            return None;
+        };
+        let d = psn_diff(psn, expected);
+        if d < 0 {
+            self.count(Some(qpn), Counter::Duplicates, 1);
+            return None;
+        }
+        if d > 0 || qp.req.ops[i].kind != kind {
+            if psn_diff(psn, qp.req.sent_end) < 0 {
+                self.go_back(qpn, expected);
+            }
+            return None;
+        }
+        // Everything before this op is acknowledged by its response.
+        if psn_diff(psn, qp.req.una_psn) > 0 {
+            let first = qp.req.ops[i].first_psn;
+            if psn_diff(first, qp.req.una_psn) > 0 {
+                self.acknowledge(qpn, psn_add(first, 0xff_ffff));
+            }
+        }
+        Some(i)
+    }
+
+    fn read_response(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let now = self.now;
+        let psn = pkt.hdr.psn;
+        let Some(i) = self.expect_response(qpn, psn, OpKind::Read) else {
+            return;
+        };
+        let qp = self.qp_mut(qpn).expect("exists");
+        let op = &qp.req.ops[i];
+        let (n, k) = (op.npsn, op.resp_pkts);
+        let want = match (k == 0, k + 1 == n) {
+            (true, true) => Opcode::RdmaReadResponseOnly,
+            (true, false) => Opcode::RdmaReadResponseFirst,
+            (false, false) => Opcode::RdmaReadResponseMiddle,
+            (false, true) => Opcode::RdmaReadResponseLast,
+        };
+        let off = k * op.pmtu;
+        let want_len = op.pmtu.min(op.len - off) as usize;
+        if pkt.hdr.opcode != want || pkt.payload.len() != want_len {
+            let op = &mut qp.req.ops[i];
+            op.error = Some((WcStatus::BadRespErr, 0));
+            op.done = true;
+            qp.req.stopped = true;
+            qp.req.cur_op = qp.req.ops.len();
+            self.purge_qp_frames(qpn);
+            return;
+        }
+        let iova = op.local_iova + off as u64;
+        if !pkt.payload.is_empty() && dma.dma_write(now, iova, pkt.payload).is_err() {
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            let qp = self.qp_mut(qpn).expect("exists");
+            let op = &mut qp.req.ops[i];
+            op.error = Some((WcStatus::LocAccessErr, 0));
+            op.done = true;
+            qp.req.stopped = true;
+            return;
+        }
+        let qp = self.qp_mut(qpn).expect("exists");
+        let op = &mut qp.req.ops[i];
+        op.resp_pkts += 1;
+        op.done = op.resp_pkts == op.npsn;
+        self.progress(qpn, psn);
+    }
+
+    /// A response for `psn` arrived in order: the window advances and retries reset.
+    fn progress(&mut self, qpn: u32, psn: u32) {
+        let now = self.now;
+        let qp = self.qp_mut(qpn).expect("exists");
+        if psn_diff(psn_add(psn, 1), qp.req.una_psn) > 0 {
+            qp.req.una_psn = psn_add(psn, 1);
+        }
+        qp.req.retry_left = qp.attrs.retry_cnt;
+        qp.req.rnr_left = qp.attrs.rnr_retry;
+        qp.req.rewound_to = None;
+        qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+        self.timed.insert(qpn);
+        self.active.insert(qpn);
+    }
+
+    fn atomic_ack(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let now = self.now;
+        let psn = pkt.hdr.psn;
+        let Some(orig) = pkt.hdr.atomic_ack else {
+            self.count(Some(qpn), Counter::MalformedDrops, 1);
+            return;
+        };
+        let Some(i) = self.expect_response(qpn, psn, OpKind::Atomic) else {
+            return;
+        };
+        let qp = self.qp_mut(qpn).expect("exists");
+        let iova = qp.req.ops[i].local_iova;
+        let ok = dma.dma_write(now, iova, &orig.to_le_bytes()).is_ok();
+        let qp = self.qp_mut(qpn).expect("exists");
+        let op = &mut qp.req.ops[i];
+        op.resp_pkts = 1;
+        op.done = true;
+        if !ok {
+            op.error = Some((WcStatus::LocAccessErr, 0));
+            qp.req.stopped = true;
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+        }
+        self.progress(qpn, psn);
+    }
+
+    /// Moves the QP's outstanding and posted work to the CQs with WR_FLUSH_ERR, as ibverbs
+    /// does when a QP enters the error state.
+    pub(crate) fn enter_error(&mut self, qpn: u32, dma: &mut dyn DmaPort) {
+        self.purge_qp_frames(qpn);
+        self.timed.remove(&qpn);
+        let Some(qp) = self.qp_mut(qpn) else { return };
+        qp.req.ack_deadline = None;
+        qp.req.rnr_until = None;
+        let ops: Vec<SendOp> = qp.req.ops.drain(..).collect();
+        qp.req.cur_op = 0;
+        qp.req.cur_pkt = 0;
+        let in_progress_recv = match qp.resp.in_progress.take() {
+            Some(crate::qp::InProgress::Send { rqe, rq_index, .. }) => Some((rqe, rq_index)),
+            _ => None,
+        };
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        let cqes: Vec<Cqe> = ops
+            .iter()
+            .map(|op| Self::send_cqe(qp, op, WcStatus::WrFlushErr, 0))
+            .collect();
+        let (scq, rcq) = (qp.send_cqn, qp.recv_cqn);
+        for c in cqes {
+            self.complete(scq, c);
+        }
+        if let Some((rqe, idx)) = in_progress_recv {
+            let c = self.recv_cqe(qpn, &rqe, idx, WcStatus::WrFlushErr);
+            self.complete(rcq, c);
+        }
+        self.flush_posted(qpn, dma);
+        self.active.insert(qpn);
+    }
+
+    /// In the error state, completes every posted and not yet consumed WQE with
+    /// WR_FLUSH_ERR. Returns whether anything was flushed.
+    pub(crate) fn flush_posted(&mut self, qpn: u32, dma: &mut dyn DmaPort) -> bool {
+        let now = self.now;
+        let qp = self.qps[qpn as usize].as_mut().expect("exists");
+        let mut send = Vec::new();
+        while qp.req.sq_fetch != qp.req.sq_pi {
+            let index = qp.req.sq_fetch;
+            qp.req.sq_fetch = index.wrapping_add(1);
+            let slot = (index & ((1 << qp.sq_log) - 1)) as u64;
+            let mut raw = [0u8; DESC_SIZE];
+            // A WQE that cannot be read still completes, with wr_id 0.
+            let _ = dma.dma_read(now, qp.sq_iova + slot * DESC_SIZE as u64, &mut raw);
+            send.push((index, SendWqe::from_bytes(&raw)));
+        }
+        let mut recv = Vec::new();
+        while qp.resp.rq_ci != qp.resp.rq_pi {
+            let index = qp.resp.rq_ci;
+            qp.resp.rq_ci = index.wrapping_add(1);
+            let slot = (index & ((1 << qp.rq_log) - 1)) as u64;
+            let mut raw = [0u8; DESC_SIZE];
+            let _ = dma.dma_read(now, qp.rq_iova + slot * DESC_SIZE as u64, &mut raw);
+            recv.push((index, RecvWqe::from_bytes(&raw)));
+        }
+        let (scq, rcq, dest) = (qp.send_cqn, qp.recv_cqn, qp.attrs.dest_qpn);
+        let flushed = !send.is_empty() || !recv.is_empty();
+        for (index, wqe) in send {
+            let cqe = Cqe {
+                wr_id: wqe.wr_id,
+                byte_len: 0,
+                imm_or_inv: 0,
+                qp_num: qpn,
+                src_qp: dest,
+                wqe_index: index,
+                opcode: wqe.opcode.wc_opcode(),
+                status: WcStatus::WrFlushErr,
+                wc_flags: 0,
+                vendor_err: 0,
+                phase: 0,
+            };
+            self.complete(scq, cqe);
+        }
+        for (index, rqe) in recv {
+            let c = self.recv_cqe(qpn, &rqe, index, WcStatus::WrFlushErr);
+            self.complete(rcq, c);
+        }
+        flushed
+    }
+
+    /// A receive completion for RQ entry `index`.
+    pub(crate) fn recv_cqe(&self, qpn: u32, rqe: &RecvWqe, index: u32, status: WcStatus) -> Cqe {
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        Cqe {
+            wr_id: rqe.wr_id,
+            byte_len: 0,
+            imm_or_inv: 0,
+            qp_num: qpn,
+            src_qp: qp.attrs.dest_qpn,
+            wqe_index: index,
+            opcode: WcOpcode::Recv,
+            status,
+            wc_flags: 0,
+            vendor_err: 0,
+            phase: 0,
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! The responder: PSN checking, request execution into registered memory, READ
+//! responses, atomics with a replay cache, and ACK/NAK generation.
+//!
+//! ACK rule (shared with the RTL): an in-sequence SEND or WRITE packet is acknowledged
+//! when it carries AckReq; others are covered by a later ACK (coalescing). A duplicate
+//! SEND/WRITE packet with AckReq is answered with an ACK of the last PSN received. READ
+//! responses and atomic ACKs acknowledge their requests. The first out-of-sequence packet
+//! after an in-sequence one gets one PSN-sequence-error NAK; later ones are dropped
+//! silently until the expected PSN arrives.
+
+use crate::nic::{Nic, TxFrame};
+use crate::packet::{self, psn_add, psn_diff, Hdr, Parsed};
+use crate::qp::{InProgress, ReplayEntry};
+use crate::requester::packets;
+use crate::tables::ProtError;
+use rocenic_proto::abi::regs::Counter;
+use rocenic_proto::abi::verbs::{access, wc_flags, QpState, WcOpcode, WcStatus};
+use rocenic_proto::abi::wqe::RecvWqe;
+use rocenic_proto::abi::DESC_SIZE;
+use rocenic_proto::device::DmaPort;
+use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
+
+/// Credit field of our ACKs: "invalid credit" (we do not use end-to-end flow control).
+const NO_CREDIT: u8 = 0x1f;
+/// Atomics remembered for duplicate detection.
+const REPLAY_DEPTH: usize = 16;
+
+/// How a request failed at the responder (IB's class B/C/D errors).
+enum Fail {
+    /// NAK Invalid Request (unsupported or malformed request, bad opcode sequence).
+    InvalidRequest,
+    /// NAK Remote Access Error (rkey, PD, access or bounds).
+    RemoteAccess,
+    /// NAK Remote Operational Error (local failure at the responder).
+    RemoteOperational,
+}
+
+impl Nic {
+    fn addr_of(&self, qpn: u32) -> packet::Addr {
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        packet::Addr {
+            src_mac: self.mac,
+            dst_mac: qp.attrs.dest_mac,
+            src_ip: self.ip,
+            dst_ip: qp.attrs.dest_ip,
+            udp_sport: qp.attrs.udp_sport,
+        }
+    }
+
+    fn respond(&mut self, qpn: u32, hdr: &Hdr, payload: &[u8], ready_at: u64) {
+        let frame = packet::build(&self.addr_of(qpn), hdr, payload);
+        self.responses.push_back(TxFrame {
+            ready_at,
+            qpn,
+            psn: None,
+            frame,
+        });
+    }
+
+    fn send_aeth(&mut self, qpn: u32, psn: u32, syndrome: Syndrome) {
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        let mut hdr = Hdr::new(Opcode::Acknowledge, qp.attrs.dest_qpn, psn);
+        hdr.aeth = Some((u8::from(syndrome), qp.resp.msn));
+        let at = self.now + 1;
+        self.respond(qpn, &hdr, &[], at);
+    }
+
+    fn ack(&mut self, qpn: u32, psn: u32) {
+        self.send_aeth(qpn, psn, Syndrome::Ack { credits: NO_CREDIT });
+    }
+
+    /// NAKs the request at `psn` and moves the QP to the error state.
+    fn fail(&mut self, qpn: u32, psn: u32, why: Fail, dma: &mut dyn DmaPort) {
+        let code = match why {
+            Fail::InvalidRequest => NakCode::InvalidRequest,
+            Fail::RemoteAccess => NakCode::RemoteAccessError,
+            Fail::RemoteOperational => NakCode::RemoteOperationalError,
+        };
+        self.count(Some(qpn), Counter::NaksSent, 1);
+        self.send_aeth(qpn, psn, Syndrome::Nak(code));
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.state = QpState::Err;
+        self.enter_error(qpn, dma);
+    }
+
+    /// Handles a request packet addressed to one of our QPs.
+    pub(crate) fn responder_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let qpn = pkt.hdr.dest_qp;
+        let Some(qp) = self.qp_mut(qpn) else {
+            self.count(None, Counter::UnknownQpDrops, 1);
+            return;
+        };
+        if !qp.can_receive() {
+            self.count(Some(qpn), Counter::UnknownQpDrops, 1);
+            return;
+        }
+        let psn = pkt.hdr.psn;
+        let d = psn_diff(psn, qp.resp.epsn);
+        if d < 0 {
+            self.count(Some(qpn), Counter::Duplicates, 1);
+            self.duplicate(qpn, pkt, dma);
+            return;
+        }
+        if d > 0 {
+            self.count(Some(qpn), Counter::PsnSeqDrops, 1);
+            let qp = self.qp_mut(qpn).expect("exists");
+            if !qp.resp.nak_sent {
+                qp.resp.nak_sent = true;
+                let epsn = qp.resp.epsn;
+                self.count(Some(qpn), Counter::NaksSent, 1);
+                self.send_aeth(qpn, epsn, Syndrome::Nak(NakCode::PsnSequenceError));
+            }
+            return;
+        }
+        qp.resp.nak_sent = false;
+        // Opcode sequence: a message in progress continues with MIDDLE/LAST of its kind,
+        // and MIDDLE/LAST never start one.
+        let op = pkt.hdr.opcode;
+        let continues = matches!(
+            op,
+            Opcode::SendMiddle
+                | Opcode::SendLast
+                | Opcode::SendLastWithImmediate
+                | Opcode::SendLastWithInvalidate
+                | Opcode::RdmaWriteMiddle
+                | Opcode::RdmaWriteLast
+                | Opcode::RdmaWriteLastWithImmediate
+        );
+        let ok = match (&qp.resp.in_progress, continues) {
+            (None, false) => true,
+            (Some(InProgress::Send { .. }), true) => op.is_send(),
+            (Some(InProgress::Write { .. }), true) => op.is_write(),
+            _ => false,
+        };
+        if !ok {
+            self.fail(qpn, psn, Fail::InvalidRequest, dma);
+            return;
+        }
+        let result = if op.is_send() {
+            self.exec_send(qpn, pkt, dma)
+        } else if op.is_write() {
+            self.exec_write(qpn, pkt, dma)
+        } else if op == Opcode::RdmaReadRequest {
+            self.exec_read(qpn, pkt, dma, false)
+        } else if matches!(op, Opcode::CompareSwap | Opcode::FetchAdd) {
+            self.exec_atomic(qpn, pkt, dma)
+        } else {
+            Err(Fail::InvalidRequest)
+        };
+        if let Err(why) = result {
+            self.fail(qpn, psn, why, dma);
+        }
+    }
+
+    /// Checks the payload length of a SEND/WRITE packet against the PMTU: FIRST and MIDDLE
+    /// carry exactly one PMTU, LAST 1..=PMTU, ONLY 0..=PMTU.
+    fn payload_ok(op: Opcode, len: usize, pmtu: u32) -> bool {
+        let pmtu = pmtu as usize;
+        if op.is_first() || op.is_middle() {
+            len == pmtu
+        } else if op.is_last() {
+            (1..=pmtu).contains(&len)
+        } else {
+            len <= pmtu
+        }
+    }
+
+    /// Takes the next RQ entry, or sends an RNR NAK and returns None.
+    fn take_rqe(&mut self, qpn: u32, psn: u32, dma: &mut dyn DmaPort) -> Option<(RecvWqe, u32)> {
+        let now = self.now;
+        let qp = self.qp_mut(qpn).expect("exists");
+        if qp.resp.rq_ci == qp.resp.rq_pi {
+            let timer = qp.attrs.min_rnr_timer;
+            self.count(Some(qpn), Counter::RnrNaksSent, 1);
+            self.send_aeth(qpn, psn, Syndrome::RnrNak { timer });
+            return None;
+        }
+        let index = qp.resp.rq_ci;
+        let slot = (index & ((1 << qp.rq_log) - 1)) as u64;
+        let mut raw = [0u8; DESC_SIZE];
+        let iova = qp.rq_iova + slot * DESC_SIZE as u64;
+        if dma.dma_read(now, iova, &mut raw).is_err() {
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            // Treated as an empty RQ; the host broke its own ring.
+            self.send_aeth(qpn, psn, Syndrome::RnrNak { timer: 0 });
+            return None;
+        }
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.resp.rq_ci = index.wrapping_add(1);
+        Some((RecvWqe::from_bytes(&raw), index))
+    }
+
+    /// Writes payload at `va` through `key` (LOCAL_WRITE for receive buffers,
+    /// REMOTE_WRITE for RDMA targets).
+    fn write_user(
+        &mut self,
+        qpn: u32,
+        key: u32,
+        va: u64,
+        data: &[u8],
+        need: u32,
+        dma: &mut dyn DmaPort,
+    ) -> Result<(), Option<ProtError>> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let pdn = self.qps[qpn as usize].as_ref().expect("exists").pdn;
+        let iova = self
+            .tables
+            .translate(key, pdn, va, data.len() as u64, need)
+            .map_err(Some)?;
+        dma.dma_write(self.now, iova, data).map_err(|_| {
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            None
+        })?;
+        Ok(())
+    }
+
+    fn end_message(&mut self, qpn: u32) {
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.resp.msn = (qp.resp.msn + 1) & 0xff_ffff;
+        qp.resp.in_progress = None;
+    }
+
+    fn exec_send(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) -> Result<(), Fail> {
+        let op = pkt.hdr.opcode;
+        let psn = pkt.hdr.psn;
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        if !Self::payload_ok(op, pkt.payload.len(), qp.attrs.pmtu) {
+            return Err(Fail::InvalidRequest);
+        }
+        let (rqe, rq_index, offset) = match qp.resp.in_progress {
+            Some(InProgress::Send {
+                rqe,
+                rq_index,
+                offset,
+            }) => (rqe, rq_index, offset),
+            _ => match self.take_rqe(qpn, psn, dma) {
+                Some((rqe, idx)) => (rqe, idx, 0),
+                None => return Ok(()),
+            },
+        };
+        let rcq = self.qps[qpn as usize].as_ref().expect("exists").recv_cqn;
+        let end = offset as u64 + pkt.payload.len() as u64;
+        if end > rqe.length() as u64 {
+            let c = self.recv_cqe(qpn, &rqe, rq_index, WcStatus::LocLenErr);
+            self.complete(rcq, c);
+            return Err(Fail::InvalidRequest);
+        }
+        let va = rqe.sge.addr + offset as u64;
+        if self
+            .write_user(qpn, rqe.sge.lkey, va, pkt.payload, access::LOCAL_WRITE, dma)
+            .is_err()
+        {
+            let c = self.recv_cqe(qpn, &rqe, rq_index, WcStatus::LocProtErr);
+            self.complete(rcq, c);
+            return Err(Fail::RemoteOperational);
+        }
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.resp.epsn = psn_add(psn, 1);
+        qp.resp.in_progress = Some(InProgress::Send {
+            rqe,
+            rq_index,
+            offset: end as u32,
+        });
+        if op.is_last() || op.is_only() {
+            let pdn = qp.pdn;
+            let mut cqe = self.recv_cqe(qpn, &rqe, rq_index, WcStatus::Success);
+            cqe.byte_len = end as u32;
+            if let Some(imm) = pkt.hdr.imm {
+                cqe.imm_or_inv = imm;
+                cqe.wc_flags = wc_flags::WITH_IMM;
+            }
+            if let Some(rkey) = pkt.hdr.ieth {
+                if !self.tables.invalidate(rkey, pdn) {
+                    cqe.status = WcStatus::LocProtErr;
+                    self.complete(rcq, cqe);
+                    return Err(Fail::InvalidRequest);
+                }
+                cqe.imm_or_inv = rkey;
+                cqe.wc_flags = wc_flags::WITH_INV;
+            }
+            self.complete(rcq, cqe);
+            self.end_message(qpn);
+        }
+        if pkt.hdr.ack_req {
+            self.ack(qpn, psn);
+        }
+        Ok(())
+    }
+
+    fn exec_write(
+        &mut self,
+        qpn: u32,
+        pkt: &Parsed<'_>,
+        dma: &mut dyn DmaPort,
+    ) -> Result<(), Fail> {
+        let op = pkt.hdr.opcode;
+        let psn = pkt.hdr.psn;
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        if qp.attrs.access & access::REMOTE_WRITE == 0 {
+            return Err(Fail::InvalidRequest);
+        }
+        if !Self::payload_ok(op, pkt.payload.len(), qp.attrs.pmtu) {
+            return Err(Fail::InvalidRequest);
+        }
+        let pdn = qp.pdn;
+        let (va, rkey, total, offset) = match qp.resp.in_progress {
+            Some(InProgress::Write {
+                va,
+                rkey,
+                total,
+                offset,
+            }) => (va, rkey, total, offset),
+            _ => {
+                let (va, rkey, total) = pkt.hdr.reth.ok_or(Fail::InvalidRequest)?;
+                // The whole target is checked once, at the first packet.
+                self.tables
+                    .translate(rkey, pdn, va, total as u64, access::REMOTE_WRITE)
+                    .map_err(|_| Fail::RemoteAccess)?;
+                (va, rkey, total, 0)
+            }
+        };
+        let end = offset as u64 + pkt.payload.len() as u64;
+        let last = op.is_last() || op.is_only();
+        if end > total as u64 || (last && end != total as u64) {
+            return Err(Fail::InvalidRequest);
+        }
+        // The immediate consumes a receive: check for one before touching memory.
+        let rqe = if pkt.hdr.imm.is_some() {
+            match self.take_rqe(qpn, psn, dma) {
+                Some(r) => Some(r),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        match self.write_user(
+            qpn,
+            rkey,
+            va + offset as u64,
+            pkt.payload,
+            access::REMOTE_WRITE,
+            dma,
+        ) {
+            Ok(()) => {}
+            Err(Some(_)) => return Err(Fail::RemoteAccess),
+            Err(None) => return Err(Fail::RemoteOperational),
+        }
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.resp.epsn = psn_add(psn, 1);
+        qp.resp.in_progress = Some(InProgress::Write {
+            va,
+            rkey,
+            total,
+            offset: end as u32,
+        });
+        if last {
+            let rcq = qp.recv_cqn;
+            if let (Some((rqe, idx)), Some(imm)) = (rqe, pkt.hdr.imm) {
+                let mut cqe = self.recv_cqe(qpn, &rqe, idx, WcStatus::Success);
+                cqe.opcode = WcOpcode::RecvRdmaWithImm;
+                cqe.byte_len = total;
+                cqe.imm_or_inv = imm;
+                cqe.wc_flags = wc_flags::WITH_IMM;
+                self.complete(rcq, cqe);
+            }
+            self.end_message(qpn);
+        }
+        if pkt.hdr.ack_req {
+            self.ack(qpn, psn);
+        }
+        Ok(())
+    }
+
+    /// Executes a READ request (also a duplicate one: READs have no side effects, so a
+    /// duplicate is simply executed again from its own PSN, VA and length).
+    fn exec_read(
+        &mut self,
+        qpn: u32,
+        pkt: &Parsed<'_>,
+        dma: &mut dyn DmaPort,
+        duplicate: bool,
+    ) -> Result<(), Fail> {
+        let now = self.now;
+        let psn = pkt.hdr.psn;
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        if qp.attrs.access & access::REMOTE_READ == 0 {
+            return Err(Fail::InvalidRequest);
+        }
+        let (va, rkey, len) = pkt.hdr.reth.ok_or(Fail::InvalidRequest)?;
+        let (pmtu, pdn, dest) = (qp.attrs.pmtu, qp.pdn, qp.attrs.dest_qpn);
+        let iova = self
+            .tables
+            .translate(rkey, pdn, va, len as u64, access::REMOTE_READ)
+            .map_err(|_| Fail::RemoteAccess)?;
+        let n = packets(len, pmtu);
+        if !duplicate {
+            let qp = self.qp_mut(qpn).expect("exists");
+            qp.resp.epsn = psn_add(psn, n);
+            self.end_message(qpn);
+        }
+        let msn = self.qps[qpn as usize].as_ref().expect("exists").resp.msn;
+        let mut ready = now + 1;
+        for k in 0..n {
+            let off = k * pmtu;
+            let plen = pmtu.min(len - off) as usize;
+            let mut payload = vec![0u8; plen];
+            if plen > 0 {
+                match dma.dma_read(ready, iova + off as u64, &mut payload) {
+                    Ok(t) => ready = t.max(ready),
+                    Err(_) => {
+                        self.count(Some(qpn), Counter::DmaFaults, 1);
+                        return Err(Fail::RemoteOperational);
+                    }
+                }
+            }
+            let opcode = match (k == 0, k + 1 == n) {
+                (true, true) => Opcode::RdmaReadResponseOnly,
+                (true, false) => Opcode::RdmaReadResponseFirst,
+                (false, false) => Opcode::RdmaReadResponseMiddle,
+                (false, true) => Opcode::RdmaReadResponseLast,
+            };
+            let mut hdr = Hdr::new(opcode, dest, psn_add(psn, k));
+            if opcode != Opcode::RdmaReadResponseMiddle {
+                hdr.aeth = Some((u8::from(Syndrome::Ack { credits: NO_CREDIT }), msn));
+            }
+            self.respond(qpn, &hdr, &payload, ready);
+        }
+        Ok(())
+    }
+
+    fn exec_atomic(
+        &mut self,
+        qpn: u32,
+        pkt: &Parsed<'_>,
+        dma: &mut dyn DmaPort,
+    ) -> Result<(), Fail> {
+        let now = self.now;
+        let psn = pkt.hdr.psn;
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        if qp.attrs.access & access::REMOTE_ATOMIC == 0 {
+            return Err(Fail::InvalidRequest);
+        }
+        let (va, rkey, swap_add, compare) = pkt.hdr.atomic.ok_or(Fail::InvalidRequest)?;
+        if va % 8 != 0 {
+            return Err(Fail::InvalidRequest);
+        }
+        let pdn = qp.pdn;
+        let iova = self
+            .tables
+            .translate(rkey, pdn, va, 8, access::REMOTE_ATOMIC)
+            .map_err(|_| Fail::RemoteAccess)?;
+        // Atomic operands are host-order (little-endian) u64 in memory.
+        let mut old = [0u8; 8];
+        let t = dma.dma_read(now, iova, &mut old).map_err(|_| {
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            Fail::RemoteOperational
+        })?;
+        let orig = u64::from_le_bytes(old);
+        let new = if pkt.hdr.opcode == Opcode::CompareSwap {
+            if orig == compare {
+                swap_add
+            } else {
+                orig
+            }
+        } else {
+            orig.wrapping_add(swap_add)
+        };
+        dma.dma_write(t, iova, &new.to_le_bytes()).map_err(|_| {
+            self.count(Some(qpn), Counter::DmaFaults, 1);
+            Fail::RemoteOperational
+        })?;
+        let qp = self.qp_mut(qpn).expect("exists");
+        qp.resp.epsn = psn_add(psn, 1);
+        if qp.resp.replay.len() == REPLAY_DEPTH {
+            qp.resp.replay.pop_front();
+        }
+        qp.resp.replay.push_back(ReplayEntry {
+            psn,
+            atomic_orig: orig,
+        });
+        self.end_message(qpn);
+        self.atomic_reply(qpn, psn, orig, t);
+        Ok(())
+    }
+
+    fn atomic_reply(&mut self, qpn: u32, psn: u32, orig: u64, ready: u64) {
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        let mut hdr = Hdr::new(Opcode::AtomicAcknowledge, qp.attrs.dest_qpn, psn);
+        hdr.aeth = Some((u8::from(Syndrome::Ack { credits: NO_CREDIT }), qp.resp.msn));
+        hdr.atomic_ack = Some(orig);
+        self.respond(qpn, &hdr, &[], ready.max(self.now + 1));
+    }
+
+    /// A request with a PSN before the expected one.
+    fn duplicate(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let op = pkt.hdr.opcode;
+        let psn = pkt.hdr.psn;
+        if op == Opcode::RdmaReadRequest {
+            // Errors on a duplicate READ are not reported again: the original was fine.
+            let _ = self.exec_read(qpn, pkt, dma, true);
+        } else if matches!(op, Opcode::CompareSwap | Opcode::FetchAdd) {
+            let qp = self.qps[qpn as usize].as_ref().expect("exists");
+            if let Some(e) = qp.resp.replay.iter().find(|e| e.psn == psn).copied() {
+                self.atomic_reply(qpn, psn, e.atomic_orig, self.now + 1);
+            }
+        } else if pkt.hdr.ack_req {
+            let qp = self.qps[qpn as usize].as_ref().expect("exists");
+            let last = psn_add(qp.resp.epsn, 0xff_ffff);
+            self.ack(qpn, last);
+        }
+    }
+}
