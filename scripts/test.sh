@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 echo "== system packages"
 bash scripts/install-deps.sh oracles
 
+echo "== oracle self-test (scapy layers and the checker against known-good and known-bad frames)"
+/usr/bin/python3 tests/oracles/check_pcap.py --self-test
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -701,15 +701,20 @@ impl Nic {
         let qp = self.qp_mut(qpn).expect("exists");
         let op = &qp.req.ops[i];
         let (n, k) = (op.npsn, op.resp_pkts);
-        let want = match (k == 0, k + 1 == n) {
-            (true, true) => Opcode::RdmaReadResponseOnly,
-            (true, false) => Opcode::RdmaReadResponseFirst,
-            (false, false) => Opcode::RdmaReadResponseMiddle,
-            (false, true) => Opcode::RdmaReadResponseLast,
+        // A READ reissued from response k is a new request whose responses start with
+        // FIRST/ONLY, while delayed responses of the original request still say
+        // MIDDLE/LAST for the same PSN and bytes. Both are right: the PSN places the data,
+        // so only the end of the message and the length are checked.
+        let last = k + 1 == n;
+        let shape_ok = match pkt.hdr.opcode {
+            Opcode::RdmaReadResponseFirst | Opcode::RdmaReadResponseMiddle => !last,
+            Opcode::RdmaReadResponseLast => last && k > 0,
+            Opcode::RdmaReadResponseOnly => last,
+            _ => false,
         };
         let off = k * op.pmtu;
         let want_len = op.pmtu.min(op.len - off) as usize;
-        if pkt.hdr.opcode != want || pkt.payload.len() != want_len {
+        if !shape_ok || pkt.payload.len() != want_len {
             let op = &mut qp.req.ops[i];
             op.error = Some((WcStatus::BadRespErr, 0));
             op.done = true;

@@ -407,7 +407,8 @@ impl Nic {
             let plen = pmtu.min(len - off) as usize;
             let mut payload = vec![0u8; plen];
             if plen > 0 {
-                match dma.dma_read(ready, iova + off as u64, &mut payload) {
+                // All reads are issued at once; the DMA port pipelines them.
+                match dma.dma_read(now, iova + off as u64, &mut payload) {
                     Ok(t) => ready = t.max(ready),
                     Err(_) => {
                         self.count(Some(qpn), Counter::DmaFaults, 1);

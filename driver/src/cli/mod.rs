@@ -1,0 +1,38 @@
+//! The `rocenic` command-line tool, as a library so that its commands can be tested.
+//!
+//! - `rocenic demo`: every operation kind at many sizes and path MTUs between two NICs,
+//!   every completion and every byte of both hosts' memory checked.
+//! - `rocenic perf`: a perftest-like throughput run counted in simulated cycles.
+
+pub mod demo;
+pub mod pattern;
+pub mod perf;
+pub mod setup;
+
+use clap::{Parser, Subcommand};
+
+/// rocenic: drive a rocenic RoCE v2 NIC (the behavioural model today).
+#[derive(Debug, Parser)]
+#[command(name = "rocenic", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Connect two NICs and run every operation kind at many sizes and path MTUs, checking
+    /// every completion and every byte of memory.
+    Demo(demo::DemoArgs),
+    /// Measure throughput like perftest, in simulated cycles.
+    Perf(perf::PerfArgs),
+}
+
+/// Runs a parsed command line; what it prints goes to `out`.
+pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Demo(a) => demo::run(&a, out),
+        Command::Perf(a) => perf::run(&a, out),
+    }
+}

@@ -1,0 +1,483 @@
+//! `rocenic perf`: a perftest-like throughput run counted in simulated cycles.
+//!
+//! Host A is the requester on every QP: it keeps up to `--tx-depth` messages of `--size`
+//! bytes in flight per QP until each QP has completed `--iters`; host B is the responder
+//! (for `send` it keeps its receive queue full). The clock runs from the first post to the
+//! last completion. Message `i` of a QP uses slot `i mod tx_depth` of that QP's buffers,
+//! so after the run the destination slots must equal the source slots (for atomics, each
+//! QP's counter must equal `iters` and each result slot the last value fetched into it).
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::pattern::Pattern;
+use crate::cli::setup::{
+    connected_pair, parse_backend, ConnParams, Endpoint, Testbed, TestbedOptions,
+};
+use crate::verbs::{
+    access, send_flags, Buffer, Context, Counter, Mr, Mtu, QpCap, RecvWr, SendWr, Wc, WcOpcode,
+    WcStatus, WrOpcode,
+};
+use crate::{AtomicWr, RdmaWr};
+
+/// The operation measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PerfOp {
+    /// RDMA WRITE.
+    Write,
+    /// RDMA READ.
+    Read,
+    /// SEND/RECV.
+    Send,
+    /// ATOMIC FETCH_AND_ADD of 1 on one 8-byte counter per QP.
+    Atomic,
+}
+
+impl PerfOp {
+    fn name(self) -> &'static str {
+        match self {
+            PerfOp::Write => "write",
+            PerfOp::Read => "read",
+            PerfOp::Send => "send",
+            PerfOp::Atomic => "atomic",
+        }
+    }
+}
+
+/// Arguments of `rocenic perf`.
+#[derive(Debug, Clone, Args)]
+pub struct PerfArgs {
+    /// What to measure.
+    pub op: PerfOp,
+    /// Device backend: "model" ("rtl" and "vfio:<bdf>" arrive later).
+    #[arg(long, default_value = "model")]
+    pub backend: String,
+    /// Message size in bytes (8 for atomics, whatever is given).
+    #[arg(short, long, default_value_t = 65536)]
+    pub size: u32,
+    /// Messages per QP.
+    #[arg(short = 'n', long, default_value_t = 1000)]
+    pub iters: u64,
+    /// Number of QPs (connections), all running at once.
+    #[arg(short, long, default_value_t = 1)]
+    pub qps: u32,
+    /// Path MTU: 256, 512, 1024, 2048 or 4096.
+    #[arg(long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// Probability that the link loses a frame (each direction).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Messages in flight per QP.
+    #[arg(long, default_value_t = 128)]
+    pub tx_depth: u32,
+    /// Seed of the data pattern, the initial PSNs and the link faults.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write every frame both NICs send to this pcap file.
+    #[arg(long)]
+    pub pcap: Option<std::path::PathBuf>,
+    /// Print exactly one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl PerfArgs {
+    /// Defaults for `op`, as the command line has them.
+    pub fn new(op: PerfOp) -> Self {
+        PerfArgs {
+            op,
+            backend: "model".into(),
+            size: 65536,
+            iters: 1000,
+            qps: 1,
+            mtu: 4096,
+            loss: 0.0,
+            tx_depth: 128,
+            seed: 1,
+            pcap: None,
+            json: false,
+        }
+    }
+}
+
+/// The result of a run (the `--json` object).
+#[derive(Debug, Clone, Serialize)]
+pub struct PerfResult {
+    pub backend: String,
+    pub op: PerfOp,
+    pub size: u32,
+    pub iters: u64,
+    pub qps: u32,
+    pub mtu: u32,
+    pub tx_depth: u32,
+    pub loss: f64,
+    pub messages: u64,
+    pub payload_bytes: u64,
+    pub cycles: u64,
+    pub retransmissions: u64,
+    pub verified: bool,
+    pub payload_bytes_per_cycle: f64,
+    pub gbps_at_250mhz: f64,
+    /// Simulated cycles per wall-clock second (noisy: compare only within one machine).
+    pub sim_cycles_per_wall_second: f64,
+    /// What did not verify, when `verified` is false.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+/// No completion for this many cycles means the run is stuck.
+const STALL_CYCLES: u64 = 200_000_000;
+/// Pause between polls when nothing happened, in cycles (a CPU polling loop's latency).
+const POLL_QUANTUM: u64 = 16;
+/// Largest buffer the run allocates per host.
+const MAX_BUFFER: u64 = 1 << 30;
+
+/// One connection's state.
+struct Flow {
+    a: Endpoint,
+    b: Endpoint,
+    a_buf: Buffer,
+    a_mr: Mr,
+    b_buf: Buffer,
+    b_mr: Mr,
+    posted: u64,
+    done: u64,
+    recv_posted: u64,
+    recv_done: u64,
+}
+
+fn check(wc: &Wc, opcode: WcOpcode, byte_len: u32, what: &str) -> anyhow::Result<()> {
+    if wc.status != WcStatus::Success || wc.opcode != opcode || wc.byte_len != byte_len {
+        bail!("{what} completion: expected SUCCESS {opcode} byte_len={byte_len}, got {wc}");
+    }
+    Ok(())
+}
+
+/// Runs the measurement.
+pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
+    let kind = parse_backend(&args.backend)?;
+    let mtu = Mtu::from_bytes(args.mtu).with_context(|| {
+        format!(
+            "--mtu {}: a path MTU is one of 256, 512, 1024, 2048, 4096",
+            args.mtu
+        )
+    })?;
+    if args.qps == 0 || args.iters == 0 || args.tx_depth == 0 {
+        bail!("--qps, --iters and --tx-depth must be at least 1");
+    }
+    let size = if args.op == PerfOp::Atomic {
+        8
+    } else {
+        args.size
+    };
+    let slots = args.iters.min(args.tx_depth as u64);
+    let buf_len = (slots * size.max(8) as u64).max(4096);
+    if buf_len > MAX_BUFFER {
+        bail!(
+            "{} slots of {size} bytes need {buf_len} bytes per QP: lower --tx-depth or --size",
+            slots
+        );
+    }
+    let mut tb = Testbed::new(
+        kind,
+        &TestbedOptions {
+            seed: args.seed,
+            loss: args.loss,
+            pcap: args.pcap.clone(),
+        },
+    )?;
+    let mut rng = Pattern::new(args.seed);
+    let attr = tb.a.ctx.device_attr();
+    let depth = args.tx_depth;
+    if depth > attr.max_qp_wr || depth > attr.max_cqe {
+        bail!(
+            "--tx-depth {depth} exceeds the device's largest ring of {} entries",
+            attr.max_qp_wr
+        );
+    }
+    let rd = attr.max_qp_init_rd_atom.min(attr.max_qp_rd_atom).min(255) as u8;
+    let params = ConnParams {
+        max_rd_atomic: rd,
+        ..ConnParams::new(mtu)
+    };
+    let cap = QpCap {
+        max_send_wr: depth,
+        max_recv_wr: depth,
+        max_send_sge: 1,
+        max_recv_sge: 1,
+        max_inline_data: 0,
+    };
+    let all =
+        access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC;
+    let mut flows = Vec::new();
+    let pd_a = tb.a.ctx.alloc_pd()?;
+    let pd_b = tb.b.ctx.alloc_pd()?;
+    for _ in 0..args.qps {
+        let side = |ctx: &mut Context, pd| -> crate::Result<_> {
+            let scq = ctx.create_cq(depth)?;
+            let rcq = ctx.create_cq(depth)?;
+            let buf = ctx.alloc_buf(buf_len as usize)?;
+            let mr = ctx.reg_mr(pd, &buf, all)?;
+            Ok((scq, rcq, buf, mr))
+        };
+        let (a_scq, a_rcq, a_buf, a_mr) = side(&mut tb.a.ctx, pd_a)?;
+        let (b_scq, b_rcq, b_buf, b_mr) = side(&mut tb.b.ctx, pd_b)?;
+        let (a, b) = connected_pair(
+            &mut tb,
+            (pd_a, a_scq, a_rcq),
+            (pd_b, b_scq, b_rcq),
+            cap,
+            &params,
+            &mut rng,
+        )?;
+        // The source side gets the pattern.
+        match args.op {
+            PerfOp::Write | PerfOp::Send => {
+                tb.a.ctx.write(&a_buf, 0, &rng.bytes(buf_len as usize))?
+            }
+            PerfOp::Read => tb.b.ctx.write(&b_buf, 0, &rng.bytes(buf_len as usize))?,
+            PerfOp::Atomic => {}
+        }
+        flows.push(Flow {
+            a,
+            b,
+            a_buf,
+            a_mr,
+            b_buf,
+            b_mr,
+            posted: 0,
+            done: 0,
+            recv_posted: 0,
+            recv_done: 0,
+        });
+    }
+    let retrans = |tb: &mut Testbed| {
+        tb.a.ctx.counters()[Counter::Retransmits as usize]
+            + tb.b.ctx.counters()[Counter::Retransmits as usize]
+    };
+    let retrans0 = retrans(&mut tb);
+    let recv_wr = |f: &Flow, i: u64| RecvWr {
+        wr_id: i,
+        sg_list: vec![f.b_mr.sge((i % slots) * size as u64, size)],
+    };
+    // Receives first, as perftest does: a full RQ before the first send.
+    if args.op == PerfOp::Send {
+        for f in &mut flows {
+            let wrs: Vec<RecvWr> = (0..slots).map(|i| recv_wr(f, i)).collect();
+            tb.b.ctx.post_recv(f.b.qp, &wrs)?;
+            f.recv_posted = slots;
+        }
+    }
+    let (opcode, wc_opcode) = match args.op {
+        PerfOp::Write => (WrOpcode::RdmaWrite, WcOpcode::RdmaWrite),
+        PerfOp::Read => (WrOpcode::RdmaRead, WcOpcode::RdmaRead),
+        PerfOp::Send => (WrOpcode::Send, WcOpcode::Send),
+        PerfOp::Atomic => (WrOpcode::AtomicFetchAndAdd, WcOpcode::FetchAdd),
+    };
+    let send_wr = |f: &Flow, i: u64| {
+        let off = (i % slots) * size as u64;
+        let mut wr = SendWr {
+            wr_id: i,
+            opcode,
+            send_flags: send_flags::SIGNALED,
+            sg_list: if size > 0 {
+                vec![f.a_mr.sge(off, size)]
+            } else {
+                Vec::new()
+            },
+            ..SendWr::default()
+        };
+        match args.op {
+            PerfOp::Write | PerfOp::Read => {
+                wr.rdma = RdmaWr {
+                    remote_addr: f.b_mr.addr + off,
+                    rkey: f.b_mr.rkey,
+                }
+            }
+            PerfOp::Atomic => {
+                wr.atomic = AtomicWr {
+                    remote_addr: f.b_mr.addr,
+                    compare_add: 1,
+                    swap: 0,
+                    rkey: f.b_mr.rkey,
+                }
+            }
+            PerfOp::Send => {}
+        }
+        wr
+    };
+
+    let wall = Instant::now();
+    let t0 = tb.a.ctx.now();
+    let mut t_end = t0;
+    let mut last_progress = t0;
+    let total = args.iters * args.qps as u64;
+    let mut completed = 0;
+    let mut wcs = [Wc::default(); 64];
+    while completed < total {
+        let mut progressed = false;
+        for f in &mut flows {
+            if args.op == PerfOp::Send {
+                let n = tb.b.ctx.poll_cq(f.b.recv_cq, &mut wcs)?;
+                for wc in &wcs[..n] {
+                    check(wc, WcOpcode::Recv, size, "receive")?;
+                }
+                f.recv_done += n as u64;
+                let want = args.iters.min(f.recv_done + slots);
+                if want > f.recv_posted {
+                    let wrs: Vec<RecvWr> = (f.recv_posted..want).map(|i| recv_wr(f, i)).collect();
+                    tb.b.ctx.post_recv(f.b.qp, &wrs)?;
+                    f.recv_posted = want;
+                }
+                progressed |= n > 0;
+            }
+            let want = args.iters.min(f.done + depth as u64);
+            if want > f.posted {
+                let wrs: Vec<SendWr> = (f.posted..want).map(|i| send_wr(f, i)).collect();
+                tb.a.ctx.post_send(f.a.qp, &wrs)?;
+                f.posted = want;
+                progressed = true;
+            }
+            let n = tb.a.ctx.poll_cq(f.a.send_cq, &mut wcs)?;
+            for wc in &wcs[..n] {
+                check(wc, wc_opcode, size, "requester")?;
+            }
+            if n > 0 {
+                f.done += n as u64;
+                completed += n as u64;
+                t_end = tb.a.ctx.now();
+                last_progress = t_end;
+                progressed = true;
+            }
+        }
+        if !progressed {
+            if tb.a.ctx.now() - last_progress > STALL_CYCLES {
+                bail!(
+                    "no completion for {STALL_CYCLES} cycles: {completed} of {total} messages done"
+                );
+            }
+            tb.a.ctx.wait(POLL_QUANTUM);
+        }
+    }
+    let wall = wall.elapsed().as_secs_f64();
+    let cycles = (t_end - t0).max(1);
+    let retransmissions = retrans(&mut tb) - retrans0;
+
+    // Verify the data.
+    let mut problems = Vec::new();
+    let used = (slots * size as u64) as usize;
+    for (q, f) in flows.iter().enumerate() {
+        let mut a = vec![0; used];
+        let mut b = vec![0; used];
+        match args.op {
+            PerfOp::Atomic => {
+                let mut c = [0u8; 8];
+                tb.b.ctx.read(&f.b_buf, 0, &mut c)?;
+                let counter = u64::from_le_bytes(c);
+                if counter != args.iters {
+                    problems.push(format!(
+                        "QP {q}: counter is {counter}, expected {}",
+                        args.iters
+                    ));
+                }
+                tb.a.ctx.read(&f.a_buf, 0, &mut a)?;
+                for j in 0..slots {
+                    let last = (args.iters - 1 - j) / slots * slots + j;
+                    let got = u64::from_le_bytes(a[j as usize * 8..][..8].try_into()?);
+                    if got != last {
+                        problems.push(format!(
+                            "QP {q}: result slot {j} holds {got}, expected {last}"
+                        ));
+                        break;
+                    }
+                }
+            }
+            _ => {
+                tb.a.ctx.read(&f.a_buf, 0, &mut a)?;
+                tb.b.ctx.read(&f.b_buf, 0, &mut b)?;
+                if a != b {
+                    let first = (0..used).find(|&i| a[i] != b[i]).unwrap_or(0);
+                    problems.push(format!(
+                        "QP {q}: destination differs from source, first at byte {first} (slot {})",
+                        first / size.max(1) as usize
+                    ));
+                }
+            }
+        }
+    }
+    tb.finish()?;
+    let messages = total;
+    let payload_bytes = messages * size as u64;
+    let bpc = payload_bytes as f64 / cycles as f64;
+    Ok(PerfResult {
+        backend: tb.backend.name().into(),
+        op: args.op,
+        size,
+        iters: args.iters,
+        qps: args.qps,
+        mtu: args.mtu,
+        tx_depth: depth,
+        loss: args.loss,
+        messages,
+        payload_bytes,
+        cycles,
+        retransmissions,
+        verified: problems.is_empty(),
+        payload_bytes_per_cycle: bpc,
+        gbps_at_250mhz: bpc * 8.0 * 250e6 / 1e9,
+        sim_cycles_per_wall_second: cycles as f64 / wall.max(1e-9),
+        problems,
+    })
+}
+
+/// `rocenic perf`.
+pub fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let r = run_perf(args)?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&r)?)?;
+    } else {
+        writeln!(
+            out,
+            "rocenic perf {}: backend {}, {} QP(s), {} B x {} per QP, PMTU {}, tx depth {}, loss {}",
+            r.op.name(),
+            r.backend,
+            r.qps,
+            r.size,
+            r.iters,
+            r.mtu,
+            r.tx_depth,
+            r.loss
+        )?;
+        let rows: [(&str, String); 8] = [
+            ("messages", r.messages.to_string()),
+            ("payload bytes", r.payload_bytes.to_string()),
+            ("cycles", r.cycles.to_string()),
+            ("bytes/cycle", format!("{:.3}", r.payload_bytes_per_cycle)),
+            ("Gb/s at 250 MHz", format!("{:.2}", r.gbps_at_250mhz)),
+            (
+                "messages/kcycle",
+                format!("{:.2}", r.messages as f64 * 1000.0 / r.cycles as f64),
+            ),
+            ("retransmissions", r.retransmissions.to_string()),
+            (
+                "verified",
+                if r.verified { "yes" } else { "NO" }.to_string(),
+            ),
+        ];
+        for (k, v) in rows {
+            writeln!(out, "  {k:<18} {v}")?;
+        }
+        for p in &r.problems {
+            writeln!(out, "  problem: {p}")?;
+        }
+    }
+    if !r.verified {
+        bail!("perf: data did not verify: {}", r.problems.join("; "));
+    }
+    Ok(())
+}

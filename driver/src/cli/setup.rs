@@ -1,0 +1,283 @@
+//! What both commands need: choosing a backend, building the two-node testbed, and
+//! connecting RC QPs the way an application does (exchange QPN, PSN, MAC and IP out of
+//! band, then RESET -> INIT -> RTR -> RTS).
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rocenic_sim::{FaultConfig, LinkConfig, World};
+
+use crate::backend::model::{close_captures, two_node_world, PairConfig};
+use crate::cli::pattern::Pattern;
+use crate::verbs::{
+    access, qp_attr, AhAttr, Context, Cq, Mtu, Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState,
+};
+use crate::{Error, Result};
+
+/// The backends `--backend` accepts in this build.
+pub const AVAILABLE_BACKENDS: &str = "model (rtl and vfio:<bdf> arrive later)";
+
+/// A backend named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The behavioural model in a simulated two-node world.
+    Model,
+}
+
+impl BackendKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BackendKind::Model => "model",
+        }
+    }
+}
+
+/// Parses a `--backend` value.
+pub fn parse_backend(name: &str) -> Result<BackendKind> {
+    match name {
+        "model" => Ok(BackendKind::Model),
+        "rtl" => Err(Error::BackendUnavailable {
+            name: name.into(),
+            why: "the Verilated RTL is not built yet; use --backend model".into(),
+        }),
+        n if n.starts_with("vfio:") => Err(Error::BackendUnavailable {
+            name: name.into(),
+            why: "the VFIO backend is not written yet; use --backend model".into(),
+        }),
+        _ => Err(Error::UnknownBackend {
+            name: name.into(),
+            available: AVAILABLE_BACKENDS.into(),
+        }),
+    }
+}
+
+/// How to build a testbed.
+#[derive(Debug, Clone, Default)]
+pub struct TestbedOptions {
+    /// Seed of the links' faults (each direction gets its own stream).
+    pub seed: u64,
+    /// Per-frame loss probability on both links.
+    pub loss: f64,
+    /// Capture every frame either node sends into this pcap file.
+    pub pcap: Option<PathBuf>,
+}
+
+/// One host with its NIC: a context and the port's addresses.
+pub struct Host {
+    pub ctx: Context,
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+}
+
+/// Two hosts whose NICs share a cable.
+pub struct Testbed {
+    pub backend: BackendKind,
+    pub a: Host,
+    pub b: Host,
+    /// The simulated world, for backends that have one.
+    pub world: Option<Rc<RefCell<World>>>,
+}
+
+impl Testbed {
+    /// Builds the testbed and opens both devices.
+    pub fn new(kind: BackendKind, opts: &TestbedOptions) -> Result<Testbed> {
+        if !(0.0..=1.0).contains(&opts.loss) {
+            return Err(Error::InvalidArgument(format!(
+                "--loss {} is not a probability",
+                opts.loss
+            )));
+        }
+        match kind {
+            BackendKind::Model => {
+                let link = |seed| LinkConfig {
+                    faults: FaultConfig {
+                        loss: opts.loss,
+                        seed,
+                        ..FaultConfig::default()
+                    },
+                    ..LinkConfig::default()
+                };
+                let cfg = PairConfig {
+                    a_to_b: link(opts.seed.wrapping_mul(2)),
+                    b_to_a: link(opts.seed.wrapping_mul(2).wrapping_add(1)),
+                    ..PairConfig::default()
+                };
+                let pair = two_node_world(&cfg, opts.pcap.as_deref())?;
+                let host = |be, last: u8| -> Result<Host> {
+                    let mut ctx = Context::open(Box::new(be))?;
+                    let mac = [0x02, 0x00, 0x00, 0x00, 0x00, last];
+                    let ip = [10, 0, 0, last];
+                    ctx.set_port(mac, ip);
+                    Ok(Host { ctx, mac, ip })
+                };
+                Ok(Testbed {
+                    backend: kind,
+                    a: host(pair.a, 1)?,
+                    b: host(pair.b, 2)?,
+                    world: Some(pair.world),
+                })
+            }
+        }
+    }
+
+    /// Flushes packet captures.
+    pub fn finish(&self) -> Result<()> {
+        match &self.world {
+            Some(w) => close_captures(w),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What two applications exchange out of band to connect an RC QP pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnInfo {
+    pub qpn: u32,
+    /// The first PSN this side will send.
+    pub psn: u32,
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+}
+
+/// Connection parameters both sides agree on.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnParams {
+    pub mtu: Mtu,
+    /// What the remote side may do to our memory through this QP.
+    pub access: u32,
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub min_rnr_timer: u8,
+    pub max_rd_atomic: u8,
+}
+
+impl ConnParams {
+    /// Everything allowed; retries and timeouts suited to a simulated link: an ACK timeout
+    /// of 4.096 us * 2^10 (about 4 ms) and the most retries.
+    pub fn new(mtu: Mtu) -> Self {
+        ConnParams {
+            mtu,
+            access: access::LOCAL_WRITE
+                | access::REMOTE_WRITE
+                | access::REMOTE_READ
+                | access::REMOTE_ATOMIC,
+            timeout: 10,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+            max_rd_atomic: 8,
+        }
+    }
+}
+
+/// Moves a QP through INIT, RTR and RTS towards `remote`.
+pub fn connect(
+    ctx: &mut Context,
+    qp: Qp,
+    local: &ConnInfo,
+    remote: &ConnInfo,
+    p: &ConnParams,
+) -> Result<()> {
+    let init = QpAttr {
+        qp_state: QpState::Init,
+        qp_access_flags: p.access,
+        ..QpAttr::default()
+    };
+    ctx.modify_qp(qp, &init, qp_attr::STATE | qp_attr::ACCESS_FLAGS)?;
+    let rtr = QpAttr {
+        qp_state: QpState::Rtr,
+        path_mtu: p.mtu,
+        dest_qp_num: remote.qpn,
+        rq_psn: remote.psn,
+        ah_attr: AhAttr {
+            dmac: remote.mac,
+            dip: remote.ip,
+            udp_sport: 0xc000 | (local.qpn as u16 & 0x3fff),
+        },
+        max_dest_rd_atomic: p.max_rd_atomic,
+        min_rnr_timer: p.min_rnr_timer,
+        ..init
+    };
+    ctx.modify_qp(qp, &rtr, qp_attr::REQ_RTR)?;
+    let rts = QpAttr {
+        qp_state: QpState::Rts,
+        sq_psn: local.psn,
+        timeout: p.timeout,
+        retry_cnt: p.retry_cnt,
+        rnr_retry: p.rnr_retry,
+        max_rd_atomic: p.max_rd_atomic,
+        ..rtr
+    };
+    ctx.modify_qp(qp, &rts, qp_attr::REQ_RTS)
+}
+
+/// One end of a connection: its PD, CQs and QP.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint {
+    pub pd: Pd,
+    pub send_cq: Cq,
+    pub recv_cq: Cq,
+    pub qp: Qp,
+}
+
+/// Creates a QP on each host (sharing the given PDs and CQs) and connects them. PSNs are
+/// drawn from `rng`, as applications pick random initial PSNs.
+pub fn connected_pair(
+    tb: &mut Testbed,
+    a: (Pd, Cq, Cq),
+    b: (Pd, Cq, Cq),
+    cap: QpCap,
+    params: &ConnParams,
+    rng: &mut Pattern,
+) -> Result<(Endpoint, Endpoint)> {
+    let mut make = |h: &mut Host, (pd, scq, rcq): (Pd, Cq, Cq)| -> Result<(Endpoint, ConnInfo)> {
+        let qp = h.ctx.create_qp(
+            pd,
+            &QpInitAttr {
+                send_cq: scq,
+                recv_cq: rcq,
+                cap,
+            },
+        )?;
+        let info = ConnInfo {
+            qpn: qp.qp_num,
+            psn: rng.below(1 << 24) as u32,
+            mac: h.mac,
+            ip: h.ip,
+        };
+        Ok((
+            Endpoint {
+                pd,
+                send_cq: scq,
+                recv_cq: rcq,
+                qp,
+            },
+            info,
+        ))
+    };
+    let (ea, ia) = make(&mut tb.a, a)?;
+    let (eb, ib) = make(&mut tb.b, b)?;
+    connect(&mut tb.a.ctx, ea.qp, &ia, &ib, params)?;
+    connect(&mut tb.b.ctx, eb.qp, &ib, &ia, params)?;
+    Ok((ea, eb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names() {
+        assert_eq!(parse_backend("model").unwrap(), BackendKind::Model);
+        let e = parse_backend("fpga").unwrap_err();
+        assert!(e.to_string().contains("available backends: model"), "{e}");
+        let e = parse_backend("vfio:0000:01:00.0").unwrap_err();
+        assert!(matches!(e, Error::BackendUnavailable { .. }), "{e}");
+        assert!(matches!(
+            parse_backend("rtl"),
+            Err(Error::BackendUnavailable { .. })
+        ));
+    }
+}

@@ -1,0 +1,179 @@
+//! The driver's one error enum: a variant per failure, each with its cause.
+
+use rocenic_proto::abi::cmd::{CmdOpcode, CmdStatus};
+use rocenic_proto::abi::verbs::QpState;
+
+use crate::verbs::Wc;
+
+/// Everything the driver can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The ID register does not hold `regs::DEVICE_ID`: not a rocenic device, or BAR0 is not
+    /// mapped where the backend thinks it is.
+    #[error("not a rocenic device: ID register reads {found:#010x}, expected {expected:#010x} (\"RoCE\")")]
+    NotRocenic { found: u32, expected: u32 },
+
+    /// The device speaks an ABI major version this driver does not.
+    #[error(
+        "device ABI {major}.{minor} is not supported: this driver speaks ABI {driver_major}.x"
+    )]
+    AbiMismatch {
+        major: u16,
+        minor: u16,
+        driver_major: u16,
+    },
+
+    /// A capability register holds a value the driver cannot work with.
+    #[error("device capability {register} = {value:#x} is unusable: {why}")]
+    BadCapability {
+        register: &'static str,
+        value: u32,
+        why: &'static str,
+    },
+
+    /// The backend could not allocate or map DMA memory.
+    #[error("DMA allocation of {len} bytes failed: {reason}")]
+    DmaAlloc { len: usize, reason: String },
+
+    /// The backend could not unmap or free a DMA region.
+    #[error("freeing DMA region {id} failed: {reason}")]
+    DmaFree { id: u64, reason: String },
+
+    /// A host CPU access to DMA memory failed (outside any live region).
+    #[error("host {} of {len} bytes at VA {va:#x} failed: {reason}", if *.write { "write" } else { "read" })]
+    MemAccess {
+        va: u64,
+        len: usize,
+        write: bool,
+        reason: String,
+    },
+
+    /// The command mailbox was still busy with an earlier command.
+    #[error("command mailbox still busy after {cycles} cycles, cannot start {op}")]
+    CmdBusy { op: CmdOpcode, cycles: u64 },
+
+    /// The device did not finish a command in time.
+    #[error("command {op} on {object} timed out: CMD_STATUS still busy after {cycles} cycles")]
+    CmdTimeout {
+        op: CmdOpcode,
+        object: String,
+        cycles: u64,
+    },
+
+    /// The device finished a command with an error status.
+    #[error("command {op} on {object} failed with {status}: {}", cmd_status_meaning(*.status))]
+    Cmd {
+        op: CmdOpcode,
+        object: String,
+        status: CmdStatus,
+    },
+
+    /// Every object number of a kind is taken.
+    #[error("out of {what}: all {max} are in use")]
+    Exhausted { what: &'static str, max: u32 },
+
+    /// A handle names no live object (never created, or already destroyed).
+    #[error("unknown {what} {id} (never created or already destroyed)")]
+    UnknownHandle { what: &'static str, id: u64 },
+
+    /// An object cannot be destroyed while others still use it.
+    #[error("{what} {id} is still in use by {users}")]
+    InUse {
+        what: &'static str,
+        id: u64,
+        users: String,
+    },
+
+    /// An argument is out of range or inconsistent.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// A host access to a [`crate::Buffer`] falls outside it.
+    #[error("{len} bytes at offset {offset} fall outside buffer {id} of {buf_len} bytes")]
+    OutOfBounds {
+        id: u64,
+        offset: usize,
+        len: usize,
+        buf_len: usize,
+    },
+
+    /// The send queue has no free slot: poll completions (signal some WRs) first.
+    #[error("send queue of QP {qpn} is full: {depth} WRs outstanding")]
+    SqFull { qpn: u32, depth: u32 },
+
+    /// The receive queue has no free slot.
+    #[error("receive queue of QP {qpn} is full: {depth} WRs outstanding")]
+    RqFull { qpn: u32, depth: u32 },
+
+    /// A work request has more scatter/gather entries than the QP was created with.
+    #[error("work request has {n} SGEs but QP {qpn} allows {max}")]
+    TooManySge { qpn: u32, n: usize, max: u32 },
+
+    /// An inline work request carries more bytes than the QP was created with.
+    #[error("inline data of {len} bytes exceeds QP {qpn}'s max_inline_data of {max}")]
+    InlineTooLong { qpn: u32, len: u64, max: u32 },
+
+    /// The QP's state does not allow posting to this queue.
+    #[error("cannot post to the {queue} of QP {qpn} in state {state}")]
+    BadQpState {
+        qpn: u32,
+        state: QpState,
+        queue: &'static str,
+    },
+
+    /// The work request's opcode or flags are not valid for it.
+    #[error("work request invalid: {0}")]
+    BadWr(String),
+
+    /// Completions did not arrive in time.
+    #[error("CQ {cqn}: timed out after {cycles} cycles waiting for {wanted} completions, got {}", .got.len())]
+    CqTimeout {
+        cqn: u32,
+        wanted: usize,
+        cycles: u64,
+        /// The completions that did arrive (already consumed from the CQ).
+        got: Vec<Wc>,
+    },
+
+    /// The backend named on the command line does not exist.
+    #[error("unknown backend {name:?}; available backends: {available}")]
+    UnknownBackend { name: String, available: String },
+
+    /// The backend exists in the design but not in this build yet.
+    #[error("backend {name:?} is not available yet: {why}")]
+    BackendUnavailable { name: String, why: String },
+
+    /// The simulation world refused something (building it, a capture file).
+    #[error("simulation: {0}")]
+    Sim(String),
+}
+
+/// What a command status means, for error messages.
+pub fn cmd_status_meaning(s: CmdStatus) -> &'static str {
+    match s {
+        CmdStatus::Ok => "success",
+        CmdStatus::BadOpcode => "the device does not know the command",
+        CmdStatus::BadIndex => "an object number is outside the device's table",
+        CmdStatus::InUse => "the object already exists or is still referenced",
+        CmdStatus::NotFound => "the object does not exist",
+        CmdStatus::BadParam => "an argument is out of range or a required attribute is missing",
+        CmdStatus::BadState => "the QP state transition is not allowed",
+        CmdStatus::DmaFault => "a DMA access of the command faulted",
+        CmdStatus::Unknown(_) => "unknown status code",
+    }
+}
+
+/// The result type of the driver.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `post_send`/`post_recv` failure: the work requests before `index_of_first_bad_wr` were
+/// posted (and announced with a doorbell); that one and the ones after it were not.
+#[derive(Debug, thiserror::Error)]
+#[error("work request {index_of_first_bad_wr} not posted: {error}")]
+pub struct PostError {
+    /// Index in the slice passed to `post_send`/`post_recv` of the first request not posted.
+    pub index_of_first_bad_wr: usize,
+    /// Why it was refused.
+    #[source]
+    pub error: Error,
+}
