@@ -13,6 +13,39 @@ use rocenic_proto::device::DmaPort;
 
 type CmdResult = Result<(), CmdStatus>;
 
+/// The slot `i` of an object table; BAD_INDEX outside it.
+fn slot<T>(table: &mut [Option<T>], i: u32) -> Result<&mut Option<T>, CmdStatus> {
+    table.get_mut(i as usize).ok_or(CmdStatus::BadIndex)
+}
+
+/// The live object `i`; NOT_FOUND when the slot is empty.
+fn entry<T>(table: &mut [Option<T>], i: u32) -> Result<&mut T, CmdStatus> {
+    slot(table, i)?.as_mut().ok_or(CmdStatus::NotFound)
+}
+
+/// Creates object `i`; IN_USE when it exists.
+fn install<T>(table: &mut [Option<T>], i: u32, v: T) -> CmdResult {
+    let s = slot(table, i)?;
+    if s.is_some() {
+        return Err(CmdStatus::InUse);
+    }
+    *s = Some(v);
+    Ok(())
+}
+
+/// Destroys object `i` unless something still refers to it.
+fn remove_unreferenced<T>(table: &mut [Option<T>], i: u32, refs: impl Fn(&T) -> u32) -> CmdResult {
+    let s = slot(table, i)?;
+    match s {
+        None => Err(CmdStatus::NotFound),
+        Some(v) if refs(v) > 0 => Err(CmdStatus::InUse),
+        Some(_) => {
+            *s = None;
+            Ok(())
+        }
+    }
+}
+
 fn aligned(iova: u64) -> bool {
     iova.is_multiple_of(DESC_SIZE as u64)
 }
@@ -43,89 +76,40 @@ impl Nic {
     }
 
     fn pd_ref(&mut self, pdn: u32, delta: i32) -> CmdResult {
-        let pd = self
-            .tables
-            .pds
-            .get_mut(pdn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_mut()
-            .ok_or(CmdStatus::NotFound)?;
+        let pd = entry(&mut self.tables.pds, pdn)?;
         pd.refs = pd.refs.wrapping_add_signed(delta);
         Ok(())
     }
 
     fn cq_ref(&mut self, cqn: u32, delta: i32) -> CmdResult {
-        let cq = self
-            .tables
-            .cqs
-            .get_mut(cqn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_mut()
-            .ok_or(CmdStatus::NotFound)?;
+        let cq = entry(&mut self.tables.cqs, cqn)?;
         cq.refs = cq.refs.wrapping_add_signed(delta);
         Ok(())
     }
 
     fn create_pd(&mut self, a: PdArgs) -> CmdResult {
-        let slot = self
-            .tables
-            .pds
-            .get_mut(a.pdn as usize)
-            .ok_or(CmdStatus::BadIndex)?;
-        if slot.is_some() {
-            return Err(CmdStatus::InUse);
-        }
-        *slot = Some(PdEntry::default());
-        Ok(())
+        install(&mut self.tables.pds, a.pdn, PdEntry::default())
     }
 
     fn destroy_pd(&mut self, a: PdArgs) -> CmdResult {
-        let slot = self
-            .tables
-            .pds
-            .get_mut(a.pdn as usize)
-            .ok_or(CmdStatus::BadIndex)?;
-        match slot {
-            None => Err(CmdStatus::NotFound),
-            Some(pd) if pd.refs > 0 => Err(CmdStatus::InUse),
-            Some(_) => {
-                *slot = None;
-                Ok(())
-            }
-        }
+        remove_unreferenced(&mut self.tables.pds, a.pdn, |pd| pd.refs)
     }
 
     fn create_cq(&mut self, a: CqArgs) -> CmdResult {
         if a.log_size > self.cfg.max_log_ring || !aligned(a.ring_iova) {
             return Err(CmdStatus::BadParam);
         }
-        let slot = self
-            .tables
-            .cqs
-            .get_mut(a.cqn as usize)
-            .ok_or(CmdStatus::BadIndex)?;
-        if slot.is_some() {
-            return Err(CmdStatus::InUse);
-        }
-        *slot = Some(Cq::new(a.log_size, a.ring_iova));
-        Ok(())
+        install(
+            &mut self.tables.cqs,
+            a.cqn,
+            Cq::new(a.log_size, a.ring_iova),
+        )
     }
 
     fn destroy_cq(&mut self, a: CqArgs) -> CmdResult {
-        let slot = self
-            .tables
-            .cqs
-            .get_mut(a.cqn as usize)
-            .ok_or(CmdStatus::BadIndex)?;
-        match slot {
-            None => Err(CmdStatus::NotFound),
-            Some(cq) if cq.refs > 0 => Err(CmdStatus::InUse),
-            Some(_) => {
-                *slot = None;
-                self.cq_dirty.remove(&a.cqn);
-                Ok(())
-            }
-        }
+        remove_unreferenced(&mut self.tables.cqs, a.cqn, |cq| cq.refs)?;
+        self.cq_dirty.remove(&a.cqn);
+        Ok(())
     }
 
     fn reg_mr(&mut self, a: MrArgs) -> CmdResult {
@@ -135,13 +119,7 @@ impl Nic {
         if a.va.checked_add(a.length).is_none() || a.iova.checked_add(a.length).is_none() {
             return Err(CmdStatus::BadParam);
         }
-        if self
-            .tables
-            .mrs
-            .get(a.index as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .is_some()
-        {
+        if slot(&mut self.tables.mrs, a.index)?.is_some() {
             return Err(CmdStatus::InUse);
         }
         self.pd_ref(a.pdn, 1)?;
@@ -158,11 +136,7 @@ impl Nic {
     }
 
     fn dereg_mr(&mut self, a: MrArgs) -> CmdResult {
-        let mr = self
-            .tables
-            .mrs
-            .get_mut(a.index as usize)
-            .ok_or(CmdStatus::BadIndex)?
+        let mr = slot(&mut self.tables.mrs, a.index)?
             .take()
             .ok_or(CmdStatus::NotFound)?;
         self.pd_ref(mr.pdn, -1)
@@ -192,12 +166,7 @@ impl Nic {
     }
 
     fn destroy_qp(&mut self, qpn: u32) -> CmdResult {
-        let qp = self
-            .qps
-            .get(qpn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_ref()
-            .ok_or(CmdStatus::NotFound)?;
+        let qp = entry(&mut self.qps, qpn)?;
         let (pdn, scq, rcq) = (qp.pdn, qp.send_cqn, qp.recv_cqn);
         self.purge_qp_frames(qpn);
         self.qps[qpn as usize] = None;
@@ -210,12 +179,7 @@ impl Nic {
 
     fn modify_qp(&mut self, m: ModifyQpArgs, dma: &mut dyn DmaPort) -> CmdResult {
         let max_rd = self.cfg.max_rd_atomic;
-        let qp = self
-            .qps
-            .get_mut(m.qpn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_mut()
-            .ok_or(CmdStatus::NotFound)?;
+        let qp = entry(&mut self.qps, m.qpn)?;
         let new = check_modify(qp.state, &m).map_err(|e| match e {
             ModifyError::BadState => CmdStatus::BadState,
             ModifyError::BadParam => CmdStatus::BadParam,
@@ -295,12 +259,7 @@ impl Nic {
     }
 
     fn query_qp(&mut self, qpn: u32) -> CmdResult {
-        let qp = self
-            .qps
-            .get(qpn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_ref()
-            .ok_or(CmdStatus::NotFound)?;
+        let qp = entry(&mut self.qps, qpn)?;
         let pmtu = qp.attrs.pmtu;
         self.cmd_out = QueryQpOut {
             state: qp.state,
@@ -321,12 +280,7 @@ impl Nic {
     }
 
     fn query_qp_counters(&mut self, a: QpCountersArgs, dma: &mut dyn DmaPort) -> CmdResult {
-        let qp = self
-            .qps
-            .get(a.qpn as usize)
-            .ok_or(CmdStatus::BadIndex)?
-            .as_ref()
-            .ok_or(CmdStatus::NotFound)?;
+        let qp = entry(&mut self.qps, a.qpn)?;
         let bytes: Vec<u8> = qp
             .counters
             .as_array()
