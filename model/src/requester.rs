@@ -540,7 +540,15 @@ impl Nic {
                 }
             }
         }
-        let new_una = psn_add(psn, 1);
+        // The window moves up to the ACKed PSN, but never past a READ/atomic still waiting
+        // for its response: later ACKs of what follows it must still count.
+        let mut new_una = psn_add(psn, 1);
+        if let Some(o) = qp.req.ops.iter().find(|o| !o.done && o.is_read_like()) {
+            let waiting = psn_add(o.first_psn, o.resp_pkts);
+            if psn_diff(waiting, new_una) < 0 {
+                new_una = waiting;
+            }
+        }
         let progressed = psn_diff(new_una, qp.req.una_psn) > 0;
         if progressed {
             qp.req.una_psn = new_una;
@@ -583,7 +591,7 @@ impl Nic {
         match pkt.hdr.opcode {
             Opcode::Acknowledge => match syndrome {
                 Some(Syndrome::Ack { .. }) => self.acknowledge(qpn, psn),
-                Some(Syndrome::RnrNak { timer }) => self.rnr_nak(qpn, psn, timer),
+                Some(Syndrome::RnrNak { timer }) => self.rnr_nak_received(qpn, psn, timer),
                 Some(Syndrome::Nak(code)) => self.nak(qpn, psn, code, pkt.hdr.aeth.unwrap().0),
                 _ => self.count(Some(qpn), Counter::MalformedDrops, 1),
             },
@@ -597,7 +605,7 @@ impl Nic {
         self.retire(qpn, dma);
     }
 
-    fn rnr_nak(&mut self, qpn: u32, psn: u32, timer: u8) {
+    fn rnr_nak_received(&mut self, qpn: u32, psn: u32, timer: u8) {
         let now = self.now;
         self.count(Some(qpn), Counter::RnrNaksReceived, 1);
         let qp = self.qp_mut(qpn).expect("exists");
@@ -629,7 +637,13 @@ impl Nic {
         }
         let status = match code {
             NakCode::PsnSequenceError => {
-                self.go_back(qpn, psn);
+                // While an RNR wait runs, the packets after the RNR-NAKed one are out of
+                // sequence at the responder; its NAK says nothing new, and the RNR rewind
+                // already covers it. It must not spend a transport retry.
+                let waiting = self.qp_mut(qpn).is_some_and(|q| q.req.rnr_until.is_some());
+                if !waiting {
+                    self.go_back(qpn, psn);
+                }
                 return;
             }
             NakCode::InvalidRequest => WcStatus::RemInvReqErr,

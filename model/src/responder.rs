@@ -165,14 +165,23 @@ impl Nic {
         }
     }
 
+    /// Answers `psn` with an RNR NAK carrying the QP's minimum RNR timer.
+    fn send_rnr_nak(&mut self, qpn: u32, psn: u32) {
+        let timer = self.qps[qpn as usize]
+            .as_ref()
+            .expect("exists")
+            .attrs
+            .min_rnr_timer;
+        self.count(Some(qpn), Counter::RnrNaksSent, 1);
+        self.send_aeth(qpn, psn, Syndrome::RnrNak { timer });
+    }
+
     /// Takes the next RQ entry, or sends an RNR NAK and returns None.
     fn take_rqe(&mut self, qpn: u32, psn: u32, dma: &mut dyn DmaPort) -> Option<(RecvWqe, u32)> {
         let now = self.now;
         let qp = self.qp_mut(qpn).expect("exists");
         if qp.resp.rq_ci == qp.resp.rq_pi {
-            let timer = qp.attrs.min_rnr_timer;
-            self.count(Some(qpn), Counter::RnrNaksSent, 1);
-            self.send_aeth(qpn, psn, Syndrome::RnrNak { timer });
+            self.send_rnr_nak(qpn, psn);
             return None;
         }
         let index = qp.resp.rq_ci;
@@ -229,7 +238,10 @@ impl Nic {
         if !Self::payload_ok(op, pkt.payload.len(), qp.attrs.pmtu) {
             return Err(Fail::InvalidRequest);
         }
-        let (rqe, rq_index, offset) = match qp.resp.in_progress {
+        // The receive in progress is taken out of the context here: on an error below it
+        // completes with that error, and must not complete again as flushed.
+        let qp = self.qp_mut(qpn).expect("exists");
+        let (rqe, rq_index, offset) = match qp.resp.in_progress.take() {
             Some(InProgress::Send {
                 rqe,
                 rq_index,
@@ -258,12 +270,13 @@ impl Nic {
         }
         let qp = self.qp_mut(qpn).expect("exists");
         qp.resp.epsn = psn_add(psn, 1);
-        qp.resp.in_progress = Some(InProgress::Send {
-            rqe,
-            rq_index,
-            offset: end as u32,
-        });
-        if op.is_last() || op.is_only() {
+        if !(op.is_last() || op.is_only()) {
+            qp.resp.in_progress = Some(InProgress::Send {
+                rqe,
+                rq_index,
+                offset: end as u32,
+            });
+        } else {
             let pdn = qp.pdn;
             let mut cqe = self.recv_cqe(qpn, &rqe, rq_index, WcStatus::Success);
             cqe.byte_len = end as u32;
@@ -326,15 +339,16 @@ impl Nic {
         if end > total as u64 || (last && end != total as u64) {
             return Err(Fail::InvalidRequest);
         }
-        // The immediate consumes a receive: check for one before touching memory.
-        let rqe = if pkt.hdr.imm.is_some() {
-            match self.take_rqe(qpn, psn, dma) {
-                Some(r) => Some(r),
-                None => return Ok(()),
+        // The immediate consumes a receive: with none posted, RNR NAK before touching
+        // memory. The receive is taken only once the data is written, so a failed write
+        // leaves it posted (it is then flushed, completing exactly once).
+        if pkt.hdr.imm.is_some() {
+            let qp = self.qps[qpn as usize].as_ref().expect("exists");
+            if qp.resp.rq_ci == qp.resp.rq_pi {
+                self.send_rnr_nak(qpn, psn);
+                return Ok(());
             }
-        } else {
-            None
-        };
+        }
         match self.write_user(
             qpn,
             rkey,
@@ -347,6 +361,14 @@ impl Nic {
             Err(Some(_)) => return Err(Fail::RemoteAccess),
             Err(None) => return Err(Fail::RemoteOperational),
         }
+        let rqe = if pkt.hdr.imm.is_some() {
+            match self.take_rqe(qpn, psn, dma) {
+                Some(r) => Some(r),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
         let qp = self.qp_mut(qpn).expect("exists");
         qp.resp.epsn = psn_add(psn, 1);
         qp.resp.in_progress = Some(InProgress::Write {
