@@ -616,7 +616,10 @@ impl Nic {
             self.acknowledge(qpn, psn_add(psn, 0xff_ffff));
         }
         if self.use_retry(qpn, WcStatus::RnrRetryExcErr) {
-            self.rewind(qpn, psn);
+            // Restart at the NAKed PSN, or earlier at a READ/atomic whose response the
+            // acknowledgement above showed to be lost.
+            let una = self.qp_mut(qpn).expect("exists").req.una_psn;
+            self.rewind(qpn, una);
             let qp = self.qp_mut(qpn).expect("exists");
             qp.req.rnr_until = Some(now + (rnr_timer_ns(timer) / NS_PER_CYCLE).max(1));
             qp.req.ack_deadline = None;
@@ -640,9 +643,13 @@ impl Nic {
                 // While an RNR wait runs, the packets after the RNR-NAKed one are out of
                 // sequence at the responder; its NAK says nothing new, and the RNR rewind
                 // already covers it. It must not spend a transport retry.
-                let waiting = self.qp_mut(qpn).is_some_and(|q| q.req.rnr_until.is_some());
+                // Go back to the NAKed PSN, or earlier to a READ/atomic whose response the
+                // acknowledgement above showed to be lost (the window stops there), using
+                // one retry for both.
+                let qp = self.qp_mut(qpn).expect("exists");
+                let (waiting, una) = (qp.req.rnr_until.is_some(), qp.req.una_psn);
                 if !waiting {
-                    self.go_back(qpn, psn);
+                    self.go_back(qpn, una);
                 }
                 return;
             }
