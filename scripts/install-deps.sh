@@ -16,7 +16,7 @@
 # calls `need PACKAGE 'probe command'` once per package.
 set -euo pipefail
 
-KNOWN_GROUPS=(oracles)
+KNOWN_GROUPS=(oracles qemu rtl)
 
 # --- groups -----------------------------------------------------------------
 # Each `need` line: Debian package, then a shell command that succeeds iff the
@@ -28,6 +28,35 @@ group_oracles() {
     # because `python3` on PATH may be a pyenv build without Debian's scapy.
     need tshark 'command -v tshark >/dev/null 2>&1 && tshark --version >/dev/null 2>&1'
     need python3-scapy '/usr/bin/python3 -c "import scapy.contrib.roce" >/dev/null 2>&1'
+}
+
+group_qemu() {
+    # The QEMU guest of the interop tests (tests/interop/): qemu-system-x86 boots Debian's
+    # kernel under TCG; build-guest.sh downloads the guest's packages with apt-get and packs
+    # them with dpkg-deb, kmod (depmod/modprobe -d), cpio, gzip and readelf; run-guest.sh's
+    # --guestfwd relays connections with socat. busybox-static is the guest's shell (the
+    # builder takes its .deb; the host copy is there for inspecting a built initramfs).
+    # Note: Debian 12's qemu-system-x86 (7.2) cannot be installed beside a backported
+    # qemu-utils (10.x): apt removes that qemu-utils (qemu-img), which rocenic does not use.
+    need qemu-system-x86 'command -v qemu-system-x86_64 >/dev/null 2>&1 && qemu-system-x86_64 --version >/dev/null 2>&1'
+    need busybox-static 'test -x /bin/busybox && /bin/busybox --list 2>/dev/null | grep -qx cpio'
+    need cpio 'command -v cpio >/dev/null 2>&1'
+    need kmod 'command -v depmod >/dev/null 2>&1 && command -v modprobe >/dev/null 2>&1'
+    need socat 'command -v socat >/dev/null 2>&1'
+    need binutils 'command -v readelf >/dev/null 2>&1'
+    need xz-utils 'command -v xz >/dev/null 2>&1'
+}
+
+group_rtl() {
+    # The RTL quality gates and simulation (hdl/, sim/): Verilator lints the generated
+    # Verilog and turns it into C++ that g++ compiles at run time (sim::rtl; make for
+    # `verilator --build` in hdl's tests; zlib for FST waveforms); yosys checks it for latches and undriven signals and synthesises it
+    # (synth_xilinx) for the LUT/FF/BRAM figures.
+    need verilator 'command -v verilator >/dev/null 2>&1 && verilator --version >/dev/null 2>&1'
+    need g++ 'command -v g++ >/dev/null 2>&1 && g++ --version >/dev/null 2>&1'
+    need make 'command -v make >/dev/null 2>&1'
+    need zlib1g-dev 'test -f /usr/include/zlib.h'
+    need yosys 'command -v yosys >/dev/null 2>&1 && yosys -V >/dev/null 2>&1'
 }
 
 # --- machinery --------------------------------------------------------------

@@ -130,3 +130,4 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod model;
+pub mod vfio;

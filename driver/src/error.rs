@@ -146,6 +146,10 @@ pub enum Error {
     /// The simulation world refused something (building it, a capture file).
     #[error("simulation: {0}")]
     Sim(String),
+
+    /// The VFIO backend could not open or set up the device.
+    #[error(transparent)]
+    Vfio(#[from] crate::backend::vfio::VfioError),
 }
 
 /// What a command status means, for error messages.

@@ -7,7 +7,9 @@
 //!   rdma-core's names.
 //! - [`cli`]: the `rocenic demo` and `rocenic perf` commands, as a library so they can be
 //!   tested.
-#![forbid(unsafe_code)]
+// `unsafe` (ioctls, mmap, MMIO, DMA memory) is allowed in one module only:
+// `backend::vfio::sys`.
+#![deny(unsafe_code)]
 
 pub mod backend;
 pub mod cli;

@@ -17,9 +17,12 @@
 //! is deterministic: the same devices, configuration and seeds give the same cycles, memory
 //! and frames on every machine.
 //!
-//! A Verilated RTL device will live in a future `rtl` module; it plugs into [`World`] as
-//! any other [`Device`].
-#![forbid(unsafe_code)]
+//! - [`rtl`]: Verilated RTL: builds Verilog with Verilator at run time (cached) and drives
+//!   it through a safe [`rtl::VerilatedModel`]. A Verilated RTL device plugs into [`World`]
+//!   as any other [`Device`].
+//!
+//! `unsafe` is denied everywhere except `rtl::ffi`, the FFI to the Verilated libraries.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod dma;
@@ -27,6 +30,8 @@ pub mod host;
 pub mod iommu;
 pub mod link;
 pub mod pcap;
+pub mod rtl;
+pub mod udp_wire;
 pub mod world;
 
 pub use dma::{DmaChannels, DmaConfig, DmaStats, SimDma};
@@ -37,6 +42,7 @@ pub use iommu::{Iommu, Mapping, Perm};
 pub use link::{DropFilter, FaultConfig, Link, LinkConfig, LinkStats};
 pub use pcap::{read_pcap, read_pcap_file, PcapTap, SharedBuffer};
 pub use rocenic_proto::device::{Device, DeviceIo, DmaFault, DmaPort, Frame};
+pub use udp_wire::{HostAddr, UdpWire, UdpWireConfig, UdpWireStats, WallClock};
 pub use world::{NodeConfig, NodeId, NodeStats, TapPoint, World, WorldConfig};
 
 /// Nanoseconds per core-clock cycle (250 MHz).

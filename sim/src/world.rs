@@ -32,6 +32,15 @@
 //! to [`Device::tick`] for time, never count ticks. A register write from outside (between
 //! calls) is always followed by a tick: every run starts by executing a cycle.
 //!
+//! # Real wires
+//!
+//! [`World::attach_udp`] gives a node a [`UdpWire`] instead of a simulated cable: its
+//! frames leave as UDP datagrams to a real peer and the peer's frames arrive at the start
+//! of the next executed cycle (step 1 above takes them from the wire too). From then on the
+//! world's clock is paced against wall-clock time (the rule is in the [`crate::udp_wire`]
+//! documentation): idle skips never run ahead of the real peer, and a skip that would is
+//! spent waiting on the socket instead.
+//!
 //! # Nodes and addresses
 //!
 //! Each node's host gets its own VA range: node `i` starts at
@@ -49,7 +58,9 @@ use crate::dma::{DmaChannels, DmaConfig, DmaStats, SimDma};
 use crate::host::{Host, HostConfig, DEFAULT_VA_SIZE, PAGE_SIZE};
 use crate::link::{Link, LinkConfig, LinkStats};
 use crate::pcap::PcapTap;
+use crate::udp_wire::{UdpWire, WallClock};
 use crate::SimError;
+use std::time::Duration;
 
 /// Names a node of one [`World`]. Methods taking a `NodeId` of another world (or a made-up
 /// one) panic, as slice indexing does.
@@ -169,6 +180,8 @@ struct Node {
     rx_limit: Option<usize>,
     /// Index in `World::links` of the link this node sends into.
     link_out: Option<usize>,
+    /// Index in `World::udp` of the node's UDP wire.
+    udp: Option<usize>,
     /// Frames sent while the node had no cable.
     outbox: Vec<(u64, Frame)>,
     stats: NodeStats,
@@ -177,6 +190,11 @@ struct Node {
 struct Wire {
     to: NodeId,
     link: Link,
+}
+
+struct UdpPort {
+    node: NodeId,
+    wire: UdpWire,
 }
 
 struct Tap {
@@ -194,6 +212,9 @@ pub struct World {
     steps: u64,
     nodes: Vec<Node>,
     wires: Vec<Wire>,
+    udp: Vec<UdpPort>,
+    /// Set when the first UDP wire is attached: the clock is paced from then on.
+    clock: Option<WallClock>,
     taps: Vec<Tap>,
     tap_error: Option<SimError>,
 }
@@ -214,6 +235,8 @@ impl World {
             steps: 0,
             nodes: Vec::new(),
             wires: Vec::new(),
+            udp: Vec::new(),
+            clock: None,
             taps: Vec::new(),
             tap_error: None,
         })
@@ -262,6 +285,7 @@ impl World {
             tx: Vec::new(),
             rx_limit: cfg.rx_queue_limit,
             link_out: None,
+            udp: None,
             outbox: Vec::new(),
             stats: NodeStats::default(),
         };
@@ -285,7 +309,7 @@ impl World {
             return Err(SimError::SelfConnection(a));
         }
         for n in [a, b] {
-            if self.nodes[n.0].link_out.is_some() {
+            if self.is_cabled(n) {
                 return Err(SimError::AlreadyConnected(n));
             }
         }
@@ -301,6 +325,40 @@ impl World {
             link: link_ba,
         });
         Ok(())
+    }
+
+    /// Cables `node`'s port to a real wire: its frames leave through `wire` and what the
+    /// peer sends arrives through it (see the module documentation, "Real wires"). From
+    /// now on the clock is paced against wall-clock time.
+    pub fn attach_udp(&mut self, node: NodeId, wire: UdpWire) -> Result<(), SimError> {
+        self.check(node);
+        if self.is_cabled(node) {
+            return Err(SimError::AlreadyConnected(node));
+        }
+        self.nodes[node.0].udp = Some(self.udp.len());
+        self.udp.push(UdpPort { node, wire });
+        self.clock.get_or_insert_with(|| WallClock::start(self.now));
+        Ok(())
+    }
+
+    /// The UDP wire of a node, if it has one.
+    pub fn udp_wire(&self, node: NodeId) -> Option<&UdpWire> {
+        self.nodes[node.0].udp.map(|u| &self.udp[u].wire)
+    }
+
+    /// The UDP wire of a node, writable (ARP resolution, captures).
+    pub fn udp_wire_mut(&mut self, node: NodeId) -> Option<&mut UdpWire> {
+        self.nodes[node.0].udp.map(|u| &mut self.udp[u].wire)
+    }
+
+    /// Whether the clock is paced against wall-clock time (a UDP wire is attached).
+    pub fn is_paced(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    fn is_cabled(&self, id: NodeId) -> bool {
+        let n = &self.nodes[id.0];
+        n.link_out.is_some() || n.udp.is_some()
     }
 
     fn check(&self, id: NodeId) {
@@ -328,10 +386,25 @@ impl World {
         let World {
             nodes,
             wires,
+            udp,
             taps,
             tap_error,
             ..
         } = self;
+
+        for port in udp.iter_mut() {
+            let node = &mut nodes[port.node.0];
+            for frame in port.wire.receive(now) {
+                record(taps, tap_error, TapPoint::Delivered, port.node, now, &frame);
+                if node.rx_limit.is_some_and(|limit| node.rx.len() >= limit) {
+                    node.stats.rx_overflow += 1;
+                    continue;
+                }
+                node.stats.frames_received += 1;
+                node.stats.bytes_received += frame.len() as u64;
+                node.rx.push_back(frame);
+            }
+        }
 
         for wire in wires.iter_mut() {
             let node = &mut nodes[wire.to.0];
@@ -370,11 +443,12 @@ impl World {
                 record(taps, tap_error, TapPoint::Sent, NodeId(i), now, &frame);
                 node.stats.frames_sent += 1;
                 node.stats.bytes_sent += frame.len() as u64;
-                match node.link_out {
-                    Some(w) => {
+                match (node.link_out, node.udp) {
+                    (Some(w), _) => {
                         wires[w].link.send(now, frame);
                     }
-                    None => node.outbox.push((now, frame)),
+                    (None, Some(u)) => udp[u].wire.send(now, &frame),
+                    (None, None) => node.outbox.push((now, frame)),
                 }
             }
         }
@@ -405,10 +479,36 @@ impl World {
         wake.max(self.now)
     }
 
-    /// Jumps over idle cycles, no further than `limit`.
+    /// Jumps over idle cycles, no further than `limit` (and, with a UDP wire, no further
+    /// than wall-clock time allows).
     fn skip_idle(&mut self, limit: u64) {
         let wake = self.next_wake().min(limit);
-        self.now = self.now.max(wake);
+        match self.clock {
+            None => self.now = self.now.max(wake),
+            Some(clock) => self.paced_skip(clock, wake),
+        }
+    }
+
+    /// The pacing rule (see `udp_wire`): move towards `wake` no faster than wall-clock
+    /// time, waiting on the wires meanwhile; stop early, at the current wall-clock cycle,
+    /// when a datagram is waiting.
+    fn paced_skip(&mut self, clock: WallClock, wake: u64) {
+        /// Longest single wait, so that a world with several wires still polls them all.
+        const SLICE: Duration = Duration::from_millis(100);
+        loop {
+            self.now = self.now.max(clock.cycle_now().min(wake));
+            if self.now >= wake || self.udp.iter_mut().any(|p| p.wire.has_input()) {
+                return;
+            }
+            let left = clock.until(wake);
+            match self.udp.as_mut_slice() {
+                [one] => {
+                    one.wire.wait_input(left.min(SLICE));
+                }
+                // Several wires: poll them in short sleeps.
+                _ => std::thread::sleep(left.min(Duration::from_micros(200))),
+            }
+        }
     }
 
     /// Simulates cycles `now..now + cycles`, skipping idle ones; afterwards `now()` has
@@ -574,11 +674,17 @@ impl World {
         self.tap_error.as_ref()
     }
 
-    /// Flushes and removes every tap; returns the first error any tap met.
+    /// Flushes and removes every tap, and ends the captures of the UDP wires; returns the
+    /// first error any of them met.
     pub fn close_taps(&mut self) -> Result<(), SimError> {
         let mut first = self.tap_error.take();
         for tap in self.taps.drain(..).filter_map(|t| t.tap) {
             if let Err(e) = tap.finish() {
+                first.get_or_insert(e);
+            }
+        }
+        for port in &mut self.udp {
+            if let Err(e) = port.wire.close_pcap() {
                 first.get_or_insert(e);
             }
         }
@@ -635,6 +741,7 @@ impl fmt::Debug for World {
             .field("steps", &self.steps)
             .field("nodes", &self.nodes.len())
             .field("links", &self.wires.len())
+            .field("udp_wires", &self.udp.len())
             .field("taps", &self.taps.len())
             .finish()
     }

@@ -36,7 +36,8 @@ use crate::{AtomicWr, RdmaWr};
 /// Arguments of `rocenic demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Device backend: "model" ("rtl" and "vfio:<bdf>" arrive later).
+    /// Device backend: "model", or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together;
+    /// "rtl" arrives later).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Write every frame both NICs send to this pcap file.

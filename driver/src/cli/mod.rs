@@ -3,11 +3,15 @@
 //! - `rocenic demo`: every operation kind at many sizes and path MTUs between two NICs,
 //!   every completion and every byte of both hosts' memory checked.
 //! - `rocenic perf`: a perftest-like throughput run counted in simulated cycles.
+//! - `rocenic pingpong`: `ibv_rc_pingpong`'s counterpart on a real wire (`--wire udp:…`),
+//!   to play either side against the original.
 
 pub mod demo;
 pub mod pattern;
 pub mod perf;
+pub mod pingpong;
 pub mod setup;
+pub mod wire;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +31,9 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Measure throughput like perftest, in simulated cycles.
     Perf(perf::PerfArgs),
+    /// Ping-pong SENDs with ibv_rc_pingpong (or another rocenic) over a real wire, as
+    /// server (no SERVER argument) or client.
+    Pingpong(pingpong::PingpongArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -34,5 +41,6 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(a) => demo::run(&a, out),
         Command::Perf(a) => perf::run(&a, out),
+        Command::Pingpong(a) => pingpong::run(&a, out),
     }
 }

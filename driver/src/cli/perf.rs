@@ -54,7 +54,8 @@ impl PerfOp {
 pub struct PerfArgs {
     /// What to measure.
     pub op: PerfOp,
-    /// Device backend: "model" ("rtl" and "vfio:<bdf>" arrive later).
+    /// Device backend: "model", or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together;
+    /// "rtl" arrives later).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Message size in bytes (8 for atomics, whatever is given).

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use rocenic_sim::{FaultConfig, LinkConfig, World};
 
 use crate::backend::model::{close_captures, two_node_world, PairConfig};
+use crate::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
 use crate::cli::pattern::Pattern;
 use crate::verbs::{
     access, qp_attr, AhAttr, Context, Cq, Mtu, Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState,
@@ -16,19 +17,22 @@ use crate::verbs::{
 use crate::{Error, Result};
 
 /// The backends `--backend` accepts in this build.
-pub const AVAILABLE_BACKENDS: &str = "model (rtl and vfio:<bdf> arrive later)";
+pub const AVAILABLE_BACKENDS: &str = "model, vfio:<bdf>[,<bdf>] (rtl arrives later)";
 
 /// A backend named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BackendKind {
     /// The behavioural model in a simulated two-node world.
     Model,
+    /// NICs behind VFIO, by PCI address (`vfio:0000:03:00.0,0000:04:00.0`).
+    Vfio(Vec<String>),
 }
 
 impl BackendKind {
     pub fn name(&self) -> &'static str {
         match self {
             BackendKind::Model => "model",
+            BackendKind::Vfio(_) => "vfio",
         }
     }
 }
@@ -41,10 +45,14 @@ pub fn parse_backend(name: &str) -> Result<BackendKind> {
             name: name.into(),
             why: "the Verilated RTL is not built yet; use --backend model".into(),
         }),
-        n if n.starts_with("vfio:") => Err(Error::BackendUnavailable {
-            name: name.into(),
-            why: "the VFIO backend is not written yet; use --backend model".into(),
-        }),
+        n if n.starts_with("vfio:") => {
+            let bdfs = n["vfio:".len()..]
+                .split(',')
+                .map(|a| a.parse::<PciAddress>());
+            Ok(BackendKind::Vfio(
+                bdfs.map(|a| Ok(a?.to_string())).collect::<Result<_>>()?,
+            ))
+        }
         _ => Err(Error::UnknownBackend {
             name: name.into(),
             available: AVAILABLE_BACKENDS.into(),
@@ -116,6 +124,36 @@ impl Testbed {
                     a: host(pair.a, 1)?,
                     b: host(pair.b, 2)?,
                     world: Some(pair.world),
+                })
+            }
+            BackendKind::Vfio(ref bdfs) => {
+                if opts.loss > 0.0 || opts.pcap.is_some() {
+                    return Err(Error::InvalidArgument(
+                        "--loss and --pcap act on the simulated link; with vfio the link is \
+                         a real cable"
+                            .into(),
+                    ));
+                }
+                let [a, b] = bdfs.as_slice() else {
+                    return Err(Error::InvalidArgument(format!(
+                        "this command connects two NICs cabled together: give both, \
+                         --backend vfio:<bdf-a>,<bdf-b> (got {})",
+                        bdfs.len()
+                    )));
+                };
+                let host = |bdf: &str, last: u8| -> Result<Host> {
+                    let be = VfioBackend::open(bdf, &VfioOptions::default())?;
+                    let mut ctx = Context::open(Box::new(be))?;
+                    let (mac, ip) = ([0x02, 0x00, 0x00, 0x00, 0x00, last], [10, 0, 0, last]);
+                    ctx.set_port(mac, ip);
+                    Ok(Host { ctx, mac, ip })
+                };
+                let (a, b) = (host(a, 1)?, host(b, 2)?);
+                Ok(Testbed {
+                    backend: kind,
+                    a,
+                    b,
+                    world: None,
                 })
             }
         }
@@ -273,8 +311,28 @@ mod tests {
         assert_eq!(parse_backend("model").unwrap(), BackendKind::Model);
         let e = parse_backend("fpga").unwrap_err();
         assert!(e.to_string().contains("available backends: model"), "{e}");
-        let e = parse_backend("vfio:0000:01:00.0").unwrap_err();
-        assert!(matches!(e, Error::BackendUnavailable { .. }), "{e}");
+        assert_eq!(
+            parse_backend("vfio:01:00.0,0000:02:00.0").unwrap(),
+            BackendKind::Vfio(vec!["0000:01:00.0".into(), "0000:02:00.0".into()])
+        );
+        assert_eq!(parse_backend("vfio:0000:01:00.0").unwrap().name(), "vfio");
+        let e = parse_backend("vfio:0000:01:00.9").unwrap_err();
+        assert!(e.to_string().contains("not a PCI address"), "{e}");
+        // One NIC is not a testbed; two that this host does not have fail with what to do.
+        let one = Testbed::new(
+            parse_backend("vfio:01:00.0").unwrap(),
+            &TestbedOptions::default(),
+        );
+        assert!(matches!(one, Err(Error::InvalidArgument(_))));
+        let lossy = TestbedOptions {
+            loss: 0.1,
+            ..TestbedOptions::default()
+        };
+        let e = Testbed::new(parse_backend("vfio:01:00.0,02:00.0").unwrap(), &lossy).err();
+        assert!(e.unwrap().to_string().contains("real cable"));
+        let two = parse_backend("vfio:ff:1f.0,ff:1f.1").unwrap();
+        let e = Testbed::new(two, &TestbedOptions::default()).err().unwrap();
+        assert!(matches!(e, Error::Vfio(_)), "{e}");
         assert!(matches!(
             parse_backend("rtl"),
             Err(Error::BackendUnavailable { .. })

@@ -19,6 +19,7 @@
 use core::ops::Range;
 
 mod aeth;
+mod arp;
 mod atomic_ack_eth;
 mod atomic_eth;
 mod bth;
@@ -37,6 +38,10 @@ mod udp;
 pub use aeth::{
     rnr_timer_ns, NakCode, Packet as AethPacket, Repr as AethRepr, Syndrome, CREDITS_INVALID,
     HEADER_LEN as AETH_LEN,
+};
+pub use arp::{
+    ArpError, Operation as ArpOperation, Packet as ArpPacket, Repr as ArpRepr,
+    PACKET_LEN as ARP_PACKET_LEN,
 };
 pub use atomic_ack_eth::{
     Packet as AtomicAckEthPacket, Repr as AtomicAckEthRepr, HEADER_LEN as ATOMIC_ACK_ETH_LEN,

@@ -1,0 +1,333 @@
+//! Cabling one simulated NIC to a real wire: the `--wire`, `--mac`, `--ip` and
+//! `--peer-mac` values, RoCE v2 GIDs of IPv4 addresses, and [`WiredNic`], a one-node world
+//! whose port is a [`UdpWire`] (one Ethernet frame per UDP datagram on loopback).
+//!
+//! The NIC answers ARP for `--ip` and learns or resolves its peer's MAC through the wire's
+//! host-side ARP helper (see `rocenic_sim::udp_wire` and `docs/design.md`); the world's
+//! clock is paced against wall-clock time, so its timers keep real time with the peer.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr, UdpSocket};
+use std::path::Path;
+use std::rc::Rc;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use rocenic_model::{Nic, NicConfig};
+use rocenic_sim::{NodeId, UdpWire, UdpWireConfig, UdpWireStats, World, WorldConfig, NS_PER_CYCLE};
+
+use crate::backend::model::ModelBackend;
+use crate::verbs::Context;
+
+/// A `--wire` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireSpec {
+    /// `udp:LOCAL_PORT:PEER_PORT`: bind `127.0.0.1:LOCAL_PORT`, send to
+    /// `127.0.0.1:PEER_PORT`, one Ethernet frame per datagram.
+    Udp { local: u16, peer: u16 },
+}
+
+impl FromStr for WireSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "expected udp:LOCAL_PORT:PEER_PORT (e.g. udp:9000:9001)";
+        let mut parts = s.split(':');
+        let (Some(kind), Some(local), Some(peer), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("{s:?}: {usage}"));
+        };
+        if kind != "udp" {
+            return Err(format!("{s:?}: unknown wire kind {kind:?}; {usage}"));
+        }
+        let port = |p: &str, what: &str| -> Result<u16, String> {
+            match p.parse::<u16>() {
+                Ok(0) | Err(_) => Err(format!("{s:?}: {what} {p:?} is not a port in 1..=65535")),
+                Ok(n) => Ok(n),
+            }
+        };
+        let (local, peer) = (port(local, "LOCAL_PORT")?, port(peer, "PEER_PORT")?);
+        if local == peer {
+            return Err(format!("{s:?}: LOCAL_PORT and PEER_PORT must differ"));
+        }
+        Ok(WireSpec::Udp { local, peer })
+    }
+}
+
+impl fmt::Display for WireSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireSpec::Udp { local, peer } => write!(f, "udp:{local}:{peer}"),
+        }
+    }
+}
+
+/// Parses a MAC address `aa:bb:cc:dd:ee:ff` (or with `-`); refuses multicast addresses,
+/// which no port can own.
+pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    let mut mac = [0u8; 6];
+    let ok = parts.len() == 6
+        && parts
+            .iter()
+            .zip(mac.iter_mut())
+            .all(|(p, b)| p.len() == 2 && u8::from_str_radix(p, 16).map(|v| *b = v).is_ok());
+    if !ok {
+        return Err(format!("{s:?} is not a MAC address like 02:00:00:00:00:01"));
+    }
+    if mac[0] & 1 != 0 {
+        return Err(format!("{s:?} is a multicast MAC address"));
+    }
+    Ok(mac)
+}
+
+/// Parses a dotted IPv4 address; refuses the unspecified, broadcast and multicast ones.
+pub fn parse_ipv4(s: &str) -> Result<[u8; 4], String> {
+    let ip: Ipv4Addr = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not an IPv4 address like 10.0.0.1"))?;
+    if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() {
+        return Err(format!("{s:?} cannot be a port's address"));
+    }
+    Ok(ip.octets())
+}
+
+/// Formats a MAC as `aa:bb:cc:dd:ee:ff`.
+pub fn fmt_mac(mac: [u8; 6]) -> String {
+    rocenic_proto::wire::EthernetAddress(mac).to_string()
+}
+
+/// The RoCE v2 GID of an IPv4 address: `::ffff:a.b.c.d`.
+pub fn gid_of_ipv4(ip: [u8; 4]) -> [u8; 16] {
+    Ipv4Addr::from(ip).to_ipv6_mapped().octets()
+}
+
+/// The IPv4 address of an IPv4-mapped GID (`::ffff:a.b.c.d`).
+pub fn ipv4_of_gid(gid: [u8; 16]) -> Option<[u8; 4]> {
+    Ipv6Addr::from(gid).to_ipv4_mapped().map(|ip| ip.octets())
+}
+
+/// A GID as `inet_ntop` prints it (`::ffff:10.0.0.1`, `fe80::1`, `::`).
+pub fn fmt_gid(gid: [u8; 16]) -> String {
+    Ipv6Addr::from(gid).to_string()
+}
+
+/// Cycles of the 250 MHz core clock in `d`.
+pub fn cycles_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos() / u128::from(NS_PER_CYCLE)).unwrap_or(u64::MAX)
+}
+
+/// Builds the UDP wire a `--wire` value names, with our addresses; `socket`, when given,
+/// is used instead of binding `LOCAL_PORT` (tests bind port 0 first to learn it).
+pub fn open_wire(
+    spec: WireSpec,
+    mac: [u8; 6],
+    ip: [u8; 4],
+    socket: Option<UdpSocket>,
+    pcap: Option<&Path>,
+) -> anyhow::Result<UdpWire> {
+    let WireSpec::Udp { local, peer } = spec;
+    let cfg = UdpWireConfig::loopback(local, peer).with_host(mac, ip);
+    let mut wire = match socket {
+        Some(s) => UdpWire::from_socket(s, cfg),
+        None => UdpWire::bind(cfg),
+    }
+    .with_context(|| format!("cannot open --wire {spec}"))?;
+    if let Some(path) = pcap {
+        wire.create_pcap(path)
+            .with_context(|| format!("cannot start the capture {}", path.display()))?;
+    }
+    Ok(wire)
+}
+
+/// One model NIC in a world of its own, its port on a [`UdpWire`].
+pub struct WiredNic {
+    world: Rc<RefCell<World>>,
+    node: NodeId,
+}
+
+impl WiredNic {
+    /// Builds the world, attaches `wire` (which must carry our addresses), opens the
+    /// device and sets its port's MAC and IPv4 address.
+    pub fn open(nic: NicConfig, wire: UdpWire) -> anyhow::Result<(WiredNic, Context)> {
+        let Some(host) = wire.host() else {
+            bail!("the wire has no host address: give the NIC a MAC and an IPv4 address");
+        };
+        let mut world =
+            World::new(WorldConfig::default()).map_err(|e| anyhow::anyhow!("world: {e}"))?;
+        let node = world.add_node(Nic::new(nic));
+        world
+            .attach_udp(node, wire)
+            .map_err(|e| anyhow::anyhow!("attaching the wire: {e}"))?;
+        let world = Rc::new(RefCell::new(world));
+        let mut ctx = Context::open(Box::new(ModelBackend::new(world.clone(), node)))
+            .context("opening the model NIC")?;
+        ctx.set_port(host.mac, host.ip);
+        Ok((WiredNic { world, node }, ctx))
+    }
+
+    /// The world (shared with the context's backend).
+    pub fn world(&self) -> &Rc<RefCell<World>> {
+        &self.world
+    }
+
+    /// The NIC's node.
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
+    /// Our MAC and IPv4 address.
+    pub fn host(&self) -> ([u8; 6], [u8; 4]) {
+        let w = self.world.borrow();
+        let h = w
+            .udp_wire(self.node)
+            .and_then(UdpWire::host)
+            .expect("WiredNic::open checked the host address");
+        (h.mac, h.ip)
+    }
+
+    /// The wire's counters.
+    pub fn stats(&self) -> UdpWireStats {
+        self.world
+            .borrow()
+            .udp_wire(self.node)
+            .map(UdpWire::stats)
+            .unwrap_or_default()
+    }
+
+    /// Lets the world run for about `d` of wall-clock time (the clock is paced), so the
+    /// NIC keeps answering ARP and the peer's frames while the host waits on something
+    /// else.
+    pub fn run_for(&self, d: Duration) {
+        self.world.borrow_mut().advance(cycles_of(d).max(1));
+    }
+
+    /// Lets the world run until the NIC writes host memory (a CQE, received data) or
+    /// about `max` of wall-clock time has passed: how a host waits for a completion
+    /// without spinning (the paced world sleeps on the socket while the NIC is idle).
+    pub fn wait_for_dma_write(&self, max: Duration) {
+        let node = self.node;
+        let mut w = self.world.borrow_mut();
+        let seen = |w: &World| {
+            let s = w.dma_stats(node);
+            s.writes + s.faults
+        };
+        let before = seen(&w);
+        let _ = w.run_until(|w| seen(w) != before, cycles_of(max).max(1));
+    }
+
+    /// The MAC of `ip`: from the wire's ARP table, or by ARP requests (one per 250 ms)
+    /// while the world runs, for at most `timeout`.
+    pub fn resolve(&self, ip: [u8; 4], timeout: Duration) -> anyhow::Result<[u8; 6]> {
+        let deadline = Instant::now() + timeout;
+        let node = self.node;
+        loop {
+            let mut w = self.world.borrow_mut();
+            let now = w.now();
+            let wire = w.udp_wire_mut(node).expect("the node has a UDP wire");
+            if let Some(mac) = wire
+                .resolve(now, ip)
+                .map_err(|e| anyhow::anyhow!("ARP: {e}"))?
+            {
+                return Ok(mac);
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "no ARP reply for {} within {:.1} s ({} requests sent): is the peer's \
+                     interface up with that address? Give --peer-mac to skip ARP",
+                    Ipv4Addr::from(ip),
+                    timeout.as_secs_f64(),
+                    wire.stats().arp_requests_sent
+                );
+            }
+            // Up to 10 ms, returning as soon as the answer is in.
+            let _ = w.run_until(
+                |w| w.udp_wire(node).and_then(|u| u.lookup(ip)).is_some(),
+                cycles_of(Duration::from_millis(10)),
+            );
+        }
+    }
+
+    /// Ends the wire's capture (flushes the pcap file).
+    pub fn close_capture(&self) -> anyhow::Result<()> {
+        self.world
+            .borrow_mut()
+            .close_taps()
+            .map_err(|e| anyhow::anyhow!("closing the capture: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_specs() {
+        assert_eq!(
+            "udp:9000:9001".parse::<WireSpec>(),
+            Ok(WireSpec::Udp {
+                local: 9000,
+                peer: 9001
+            })
+        );
+        assert_eq!(WireSpec::Udp { local: 1, peer: 2 }.to_string(), "udp:1:2");
+        for bad in [
+            "udp:9000",
+            "tcp:1:2",
+            "udp:0:5",
+            "udp:5:70000",
+            "udp:x:1",
+            "udp:7:7",
+            "udp:1:2:3",
+            "",
+        ] {
+            assert!(bad.parse::<WireSpec>().is_err(), "{bad}");
+        }
+        let e = "sim:1:2".parse::<WireSpec>().unwrap_err();
+        assert!(e.contains("unknown wire kind \"sim\""), "{e}");
+    }
+
+    #[test]
+    fn macs_and_ips() {
+        assert_eq!(parse_mac("02:00:0a:0B:00:01"), Ok([2, 0, 10, 11, 0, 1]));
+        assert_eq!(
+            parse_mac("52-54-00-12-34-56"),
+            Ok([0x52, 0x54, 0, 0x12, 0x34, 0x56])
+        );
+        for bad in [
+            "02:00:00:00:00",
+            "02:00:00:00:00:001",
+            "zz:00:00:00:00:00",
+            "",
+        ] {
+            assert!(parse_mac(bad).is_err(), "{bad}");
+        }
+        assert!(parse_mac("01:00:5e:00:00:01")
+            .unwrap_err()
+            .contains("multicast"));
+        assert_eq!(fmt_mac([2, 0, 0, 0, 0, 0xab]), "02:00:00:00:00:ab");
+        assert_eq!(parse_ipv4("10.0.2.15"), Ok([10, 0, 2, 15]));
+        for bad in ["10.0.2", "0.0.0.0", "255.255.255.255", "224.0.0.1", "::1"] {
+            assert!(parse_ipv4(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn gids() {
+        let gid = gid_of_ipv4([10, 0, 0, 1]);
+        assert_eq!(gid, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1]);
+        assert_eq!(fmt_gid(gid), "::ffff:10.0.0.1");
+        assert_eq!(ipv4_of_gid(gid), Some([10, 0, 0, 1]));
+        assert_eq!(ipv4_of_gid([0; 16]), None);
+        let mut link_local = [0u8; 16];
+        link_local[..2].copy_from_slice(&[0xfe, 0x80]);
+        link_local[15] = 1;
+        assert_eq!(ipv4_of_gid(link_local), None);
+        assert_eq!(fmt_gid(link_local), "fe80::1");
+        assert_eq!(fmt_gid([0; 16]), "::");
+        assert_eq!(cycles_of(Duration::from_micros(1)), 250);
+    }
+}

@@ -1,0 +1,1020 @@
+//! A real wire: one node's Ethernet port carried over a UDP socket on loopback, one
+//! Ethernet frame per datagram, so a simulated NIC can be cabled to a real peer such as a
+//! QEMU guest (`-netdev socket,udp=127.0.0.1:P1,localaddr=127.0.0.1:P2`) or to another
+//! process running a simulated NIC.
+//!
+//! A [`UdpWire`] is bound to `127.0.0.1:LOCAL` and sends every frame the node's device
+//! sends to `127.0.0.1:PEER` (the peer's `localaddr` is our `PEER`, its `udp=` is our
+//! `LOCAL`). It is attached to a node with [`World::attach_udp`](crate::World::attach_udp)
+//! in place of a simulated cable ([`Link`](crate::Link)).
+//!
+//! # Receiving
+//!
+//! A small thread blocks on the socket and queues each datagram (bounded queue; a full
+//! queue drops and counts). The world side never blocks: [`UdpWire::receive`] takes what
+//! has arrived. Each datagram is judged as a frame:
+//!
+//! - shorter than an Ethernet header: dropped, counted in [`UdpWireStats::rx_runt`];
+//! - longer than [`UdpWireConfig::max_frame_len`]: dropped, counted in
+//!   [`UdpWireStats::rx_oversized`] (the thread drops these before queueing them);
+//! - with a host address configured ([`UdpWireConfig::host`]): ARP is handled here (see
+//!   below) and only IPv4 frames addressed to our MAC reach the device, as a MAC's
+//!   address filter would pass them; the rest count in [`UdpWireStats::rx_not_for_us`].
+//!   Without a host address every well-sized frame reaches the device.
+//!
+//! Nothing a peer sends can make the wire panic.
+//!
+//! # ARP
+//!
+//! The behavioural NIC, like the RTL, knows only RoCE frames: its QPs carry the peer's MAC
+//! in their address vector. ARP is a host-side matter, so it lives here, on the frames
+//! crossing the wire (`docs/design.md` says why). With [`UdpWireConfig::host`] set, the
+//! wire
+//!
+//! - answers every ARP request for our IPv4 address with a reply from our MAC;
+//! - learns `IPv4 -> MAC` from every well-formed ARP request or reply whose sender has a
+//!   unicast MAC and a non-zero IPv4 address (a point-to-point wire has one neighbour, so
+//!   there is no table to protect); entries added with [`UdpWire::add_neighbor`] are
+//!   static and never overwritten;
+//! - resolves on demand: [`UdpWire::resolve`] answers from the table or broadcasts an ARP
+//!   request, at most one per [`ARP_RETRY_CYCLES`] per address.
+//!
+//! ARP frames are padded to the 60-byte Ethernet minimum, as a MAC would pad them.
+//!
+//! # Capture
+//!
+//! [`UdpWire::set_pcap`] records every frame sent (the device's and ARP) and every
+//! datagram received that has a valid frame size, both directions in one pcap stream, at
+//! the world cycle they crossed the wire (the `pcap` module's timestamp rule).
+//!
+//! # Time: pacing the clock against a real peer
+//!
+//! A real peer lives in wall-clock time. A world that skips idle cycles would otherwise
+//! race ahead of it: asked to wait for an ACK, it would jump straight to the ACK timer and
+//! retransmit before the peer could possibly have answered. A world with a UDP wire
+//! therefore follows the **pacing rule** (implemented by [`World`](crate::World) with a
+//! [`WallClock`]):
+//!
+//! 1. When the first UDP wire is attached, cycle `c0` is anchored to the wall-clock instant
+//!    `t0`; cycle `c` "happens" at `t0 + (c - c0) x 4 ns`.
+//! 2. Datagrams that have arrived are handed to the device in the next executed cycle,
+//!    before any idle skip: a world never skips while input waits.
+//! 3. An idle skip towards the next event at cycle `w` may only reach the cycle of the
+//!    current wall-clock time. While `w` lies in the future, the world waits on the socket
+//!    until `w`'s instant: if a datagram arrives first, the clock stops at the arrival's
+//!    cycle and the datagram is delivered there; otherwise the clock reaches `w`.
+//! 4. Busy stretches (cycles that must be executed one by one) run as fast as the host CPU
+//!    allows, which for the model is far below 250 MHz: simulated time then lags wall time
+//!    and the next idle skip catches up. Simulated time is never ahead of wall time by more
+//!    than the cycles executed since the last skip.
+//!
+//! So device timers (ACK timeout, RNR wait) never fire earlier in wall time than they would
+//! on hardware, and every cycle timeout a driver uses becomes a wall-clock bound. Worlds
+//! without a UDP wire are unaffected and stay fully deterministic.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+use std::io::{self, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rocenic_proto::device::Frame;
+use rocenic_proto::wire::{
+    ArpOperation, ArpPacket, ArpRepr, EtherType, EthernetAddress, EthernetFrame, EthernetRepr,
+    Ipv4Address, ARP_PACKET_LEN, ETHERNET_HEADER_LEN,
+};
+
+use crate::pcap::PcapTap;
+use crate::{SimError, NS_PER_CYCLE};
+
+/// Largest frame accepted by default: 9216 bytes, the usual jumbo-frame limit of switches
+/// (PMTU 4096 needs frames of 4158 bytes; a 9000-byte IP MTU needs 9014).
+pub const DEFAULT_MAX_FRAME_LEN: usize = 9216;
+
+/// Largest payload of a UDP datagram over IPv4; longer frames cannot be sent.
+pub const MAX_DATAGRAM_LEN: usize = 65507;
+
+/// Datagrams queued between the socket thread and the world by default.
+pub const DEFAULT_RX_QUEUE_LIMIT: usize = 4096;
+
+/// Minimum Ethernet frame length without FCS; ARP frames are padded to it.
+pub const MIN_FRAME_LEN: usize = 60;
+
+/// Cycles between two ARP requests for the same address: 250 ms at 250 MHz.
+pub const ARP_RETRY_CYCLES: u64 = 62_500_000;
+
+/// How long the socket thread blocks before it looks at its stop flag again.
+const THREAD_POLL: Duration = Duration::from_millis(200);
+
+/// Our port's addresses, which turn on the ARP responder/resolver and the MAC filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HostAddr {
+    /// Our MAC: ARP replies come from it, and IPv4 frames must be addressed to it.
+    pub mac: [u8; 6],
+    /// Our IPv4 address: ARP requests for it are answered.
+    pub ip: [u8; 4],
+}
+
+/// Configuration of a [`UdpWire`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UdpWireConfig {
+    /// Where to bind (ignored by [`UdpWire::from_socket`]). Default `127.0.0.1:0`.
+    pub local: SocketAddr,
+    /// Where every frame is sent.
+    pub peer: SocketAddr,
+    /// Our MAC and IPv4 address: ARP is answered and resolved and only IPv4 frames to our
+    /// MAC reach the device. `None`: every well-sized frame reaches the device.
+    pub host: Option<HostAddr>,
+    /// Longer datagrams are dropped ([`UdpWireStats::rx_oversized`]).
+    pub max_frame_len: usize,
+    /// Datagrams waiting for the world; more are dropped ([`UdpWireStats::rx_queue_overflow`]).
+    pub rx_queue_limit: usize,
+}
+
+impl UdpWireConfig {
+    /// Loopback: bind `127.0.0.1:local_port`, send to `127.0.0.1:peer_port`.
+    pub fn loopback(local_port: u16, peer_port: u16) -> Self {
+        UdpWireConfig {
+            local: SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, local_port)),
+            peer: SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, peer_port)),
+            host: None,
+            max_frame_len: DEFAULT_MAX_FRAME_LEN,
+            rx_queue_limit: DEFAULT_RX_QUEUE_LIMIT,
+        }
+    }
+
+    /// The same, with our addresses (ARP and the MAC filter on).
+    pub fn with_host(mut self, mac: [u8; 6], ip: [u8; 4]) -> Self {
+        self.host = Some(HostAddr { mac, ip });
+        self
+    }
+
+    /// Refuses limits that cannot work.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if !(ETHERNET_HEADER_LEN..=MAX_DATAGRAM_LEN).contains(&self.max_frame_len) {
+            return Err(SimError::InvalidConfig(format!(
+                "UdpWireConfig::max_frame_len = {} is outside {ETHERNET_HEADER_LEN}..={MAX_DATAGRAM_LEN}",
+                self.max_frame_len
+            )));
+        }
+        if self.rx_queue_limit == 0 {
+            return Err(SimError::InvalidConfig(
+                "UdpWireConfig::rx_queue_limit must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Counters of a [`UdpWire`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UdpWireStats {
+    /// Frames the device sent (ARP not included).
+    pub tx_frames: u64,
+    /// Bytes of those frames.
+    pub tx_bytes: u64,
+    /// Frames that could not be sent (socket error, or longer than a datagram can be).
+    pub tx_errors: u64,
+    /// Datagrams read from the socket, whatever they held.
+    pub rx_datagrams: u64,
+    /// Frames handed to the device.
+    pub rx_frames: u64,
+    /// Bytes of those frames.
+    pub rx_bytes: u64,
+    /// Datagrams shorter than an Ethernet header.
+    pub rx_runt: u64,
+    /// Datagrams longer than the configured maximum frame.
+    pub rx_oversized: u64,
+    /// Frames not for the device: another destination MAC, broadcast or multicast (other
+    /// than ARP), or another ethertype than IPv4 and ARP.
+    pub rx_not_for_us: u64,
+    /// Datagrams dropped because the queue towards the world was full.
+    pub rx_queue_overflow: u64,
+    /// ARP requests for our address received (each is answered).
+    pub arp_requests_received: u64,
+    /// ARP replies received.
+    pub arp_replies_received: u64,
+    /// ARP requests we broadcast to resolve an address.
+    pub arp_requests_sent: u64,
+    /// ARP replies we sent.
+    pub arp_replies_sent: u64,
+    /// ARP frames that were not Ethernet/IPv4 ARP or were truncated.
+    pub arp_malformed: u64,
+    /// Table entries added or changed by what we heard.
+    pub arp_learned: u64,
+}
+
+impl UdpWireStats {
+    /// Datagrams dropped as garbage: runts and oversized ones.
+    pub fn garbage(&self) -> u64 {
+        self.rx_runt + self.rx_oversized
+    }
+}
+
+impl fmt::Display for UdpWireStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "sent {} frames ({} B, {} errors); received {} datagrams: {} frames ({} B) to the device, \
+             dropped {} runt, {} oversized, {} not for us, {} queue overflow; \
+             ARP: {} requests answered, {} requests sent, {} replies received, {} learned, {} malformed",
+            self.tx_frames,
+            self.tx_bytes,
+            self.tx_errors,
+            self.rx_datagrams,
+            self.rx_frames,
+            self.rx_bytes,
+            self.rx_runt,
+            self.rx_oversized,
+            self.rx_not_for_us,
+            self.rx_queue_overflow,
+            self.arp_replies_sent,
+            self.arp_requests_sent,
+            self.arp_replies_received,
+            self.arp_learned,
+            self.arp_malformed
+        )
+    }
+}
+
+/// Counters the socket thread updates.
+#[derive(Debug, Default)]
+struct Shared {
+    stop: AtomicBool,
+    oversized: AtomicU64,
+    overflow: AtomicU64,
+    datagrams: AtomicU64,
+}
+
+/// One node's port on a UDP socket. See the module documentation.
+pub struct UdpWire {
+    cfg: UdpWireConfig,
+    socket: UdpSocket,
+    local: SocketAddr,
+    rx: Receiver<Vec<u8>>,
+    /// Datagrams taken from the queue by [`UdpWire::has_input`] or a wait, not yet judged.
+    lookahead: VecDeque<Vec<u8>>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    neighbors: BTreeMap<[u8; 4], [u8; 6]>,
+    static_neighbors: BTreeSet<[u8; 4]>,
+    /// Cycle of the last ARP request sent per address.
+    arp_asked: BTreeMap<[u8; 4], u64>,
+    pcap: Option<PcapTap<Box<dyn Write>>>,
+    pcap_error: Option<SimError>,
+    stats: UdpWireStats,
+}
+
+impl UdpWire {
+    /// Binds `cfg.local` and starts receiving.
+    pub fn bind(cfg: UdpWireConfig) -> Result<Self, SimError> {
+        cfg.validate()?;
+        let socket = UdpSocket::bind(cfg.local).map_err(|e| {
+            SimError::Io(io::Error::new(
+                e.kind(),
+                format!("cannot bind UDP {}: {e}", cfg.local),
+            ))
+        })?;
+        Self::from_socket(socket, cfg)
+    }
+
+    /// Uses an already bound socket (tests bind port 0 first to learn both ports).
+    pub fn from_socket(socket: UdpSocket, cfg: UdpWireConfig) -> Result<Self, SimError> {
+        cfg.validate()?;
+        let local = socket.local_addr()?;
+        socket.set_nonblocking(false)?;
+        let reader = socket.try_clone()?;
+        reader.set_read_timeout(Some(THREAD_POLL))?;
+        let shared = Arc::new(Shared::default());
+        let (tx, rx) = mpsc::sync_channel(cfg.rx_queue_limit);
+        let thread = {
+            let shared = shared.clone();
+            let max = cfg.max_frame_len;
+            std::thread::Builder::new()
+                .name(format!("udp-wire-{}", local.port()))
+                .spawn(move || receive_loop(&reader, &tx, &shared, max))?
+        };
+        Ok(UdpWire {
+            cfg,
+            socket,
+            local,
+            rx,
+            lookahead: VecDeque::new(),
+            shared,
+            thread: Some(thread),
+            neighbors: BTreeMap::new(),
+            static_neighbors: BTreeSet::new(),
+            arp_asked: BTreeMap::new(),
+            pcap: None,
+            pcap_error: None,
+            stats: UdpWireStats::default(),
+        })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Where frames are sent.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.cfg.peer
+    }
+
+    /// Our addresses, if configured.
+    pub fn host(&self) -> Option<HostAddr> {
+        self.cfg.host
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &UdpWireConfig {
+        &self.cfg
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> UdpWireStats {
+        let mut s = self.stats;
+        s.rx_oversized += self.shared.oversized.load(Ordering::Relaxed);
+        s.rx_queue_overflow = self.shared.overflow.load(Ordering::Relaxed);
+        s.rx_datagrams = self.shared.datagrams.load(Ordering::Relaxed);
+        s
+    }
+
+    /// Records every frame crossing the wire, both directions, into a pcap stream on
+    /// `writer` (wrap files in a `BufWriter`), replacing any earlier capture.
+    pub fn set_pcap(&mut self, writer: impl Write + 'static) -> Result<(), SimError> {
+        self.close_pcap()?;
+        self.pcap = Some(PcapTap::new(Box::new(writer) as Box<dyn Write>)?);
+        Ok(())
+    }
+
+    /// [`UdpWire::set_pcap`] into a new file.
+    pub fn create_pcap(&mut self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
+        let file = std::fs::File::create(path).map_err(|e| {
+            SimError::Io(io::Error::new(
+                e.kind(),
+                format!("cannot create {}: {e}", path.display()),
+            ))
+        })?;
+        self.set_pcap(io::BufWriter::new(file))
+    }
+
+    /// Ends the capture (flushes it); returns the first error the capture met.
+    pub fn close_pcap(&mut self) -> Result<(), SimError> {
+        let mut first = self.pcap_error.take();
+        if let Some(tap) = self.pcap.take() {
+            if let Err(e) = tap.finish() {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    fn record(&mut self, now: u64, frame: &[u8]) {
+        if let Some(tap) = &mut self.pcap {
+            if let Err(e) = tap.record(now, frame) {
+                self.pcap = None;
+                self.pcap_error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn transmit(&mut self, now: u64, frame: &[u8]) -> bool {
+        if frame.len() > MAX_DATAGRAM_LEN {
+            return false;
+        }
+        self.record(now, frame);
+        self.socket.send_to(frame, self.cfg.peer).is_ok()
+    }
+
+    /// Sends a frame the device sent, as one datagram, at cycle `now`.
+    pub fn send(&mut self, now: u64, frame: &[u8]) {
+        if self.transmit(now, frame) {
+            self.stats.tx_frames += 1;
+            self.stats.tx_bytes += frame.len() as u64;
+        } else {
+            self.stats.tx_errors += 1;
+        }
+    }
+
+    /// Moves every queued datagram into the lookahead; `true` if any is waiting.
+    pub fn has_input(&mut self) -> bool {
+        while let Ok(d) = self.rx.try_recv() {
+            self.lookahead.push_back(d);
+        }
+        !self.lookahead.is_empty()
+    }
+
+    /// Blocks until a datagram is waiting or `timeout` has passed; `true` if one is.
+    pub fn wait_input(&mut self, timeout: Duration) -> bool {
+        if self.has_input() {
+            return true;
+        }
+        match self.rx.recv_timeout(timeout) {
+            Ok(d) => {
+                self.lookahead.push_back(d);
+                true
+            }
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => false,
+        }
+    }
+
+    /// Takes every datagram that has arrived (never blocks), answers and learns ARP, and
+    /// returns the frames for the device, in arrival order. `now` is the cycle they are
+    /// delivered in (for the capture and ARP replies).
+    pub fn receive(&mut self, now: u64) -> Vec<Frame> {
+        self.has_input();
+        let mut out = Vec::new();
+        while let Some(d) = self.lookahead.pop_front() {
+            if let Some(frame) = self.judge(now, d) {
+                self.stats.rx_frames += 1;
+                self.stats.rx_bytes += frame.len() as u64;
+                out.push(frame);
+            }
+        }
+        out
+    }
+
+    /// Decides what one datagram is; `Some` when it goes to the device.
+    fn judge(&mut self, now: u64, d: Vec<u8>) -> Option<Frame> {
+        if d.len() < ETHERNET_HEADER_LEN {
+            self.stats.rx_runt += 1;
+            return None;
+        }
+        if d.len() > self.cfg.max_frame_len {
+            self.stats.rx_oversized += 1;
+            return None;
+        }
+        self.record(now, &d);
+        let Some(host) = self.cfg.host else {
+            return Some(d);
+        };
+        let eth = EthernetFrame::new_unchecked(&d[..]);
+        match eth.ethertype() {
+            EtherType::Arp => {
+                self.handle_arp(now, host, eth.payload());
+                None
+            }
+            EtherType::Ipv4 if eth.dst_addr().0 == host.mac => Some(d),
+            _ => {
+                self.stats.rx_not_for_us += 1;
+                None
+            }
+        }
+    }
+
+    fn handle_arp(&mut self, now: u64, host: HostAddr, payload: &[u8]) {
+        let Ok(arp) = ArpPacket::new_checked(payload).and_then(|p| ArpRepr::parse(&p)) else {
+            self.stats.arp_malformed += 1;
+            return;
+        };
+        let (sha, spa) = (arp.source_hardware_addr, arp.source_protocol_addr);
+        if spa.0 != [0; 4] && spa.0 != host.ip && sha.is_unicast() && sha.0 != [0; 6] {
+            self.learn(spa.0, sha.0);
+        }
+        match arp.operation {
+            ArpOperation::Request if arp.target_protocol_addr.0 == host.ip => {
+                self.stats.arp_requests_received += 1;
+                let reply = ArpRepr {
+                    operation: ArpOperation::Reply,
+                    source_hardware_addr: EthernetAddress(host.mac),
+                    source_protocol_addr: Ipv4Address(host.ip),
+                    target_hardware_addr: sha,
+                    target_protocol_addr: spa,
+                };
+                let frame = arp_frame(host.mac, sha.0, &reply);
+                if self.transmit(now, &frame) {
+                    self.stats.arp_replies_sent += 1;
+                } else {
+                    self.stats.tx_errors += 1;
+                }
+            }
+            ArpOperation::Reply => self.stats.arp_replies_received += 1,
+            _ => {}
+        }
+    }
+
+    fn learn(&mut self, ip: [u8; 4], mac: [u8; 6]) {
+        if self.static_neighbors.contains(&ip) {
+            return;
+        }
+        if self.neighbors.insert(ip, mac) != Some(mac) {
+            self.stats.arp_learned += 1;
+        }
+    }
+
+    /// Adds a static neighbour (as `arp -s`): never replaced by what is heard.
+    pub fn add_neighbor(&mut self, ip: [u8; 4], mac: [u8; 6]) {
+        self.neighbors.insert(ip, mac);
+        self.static_neighbors.insert(ip);
+    }
+
+    /// The MAC known for `ip`, if any.
+    pub fn lookup(&self, ip: [u8; 4]) -> Option<[u8; 6]> {
+        self.neighbors.get(&ip).copied()
+    }
+
+    /// The MAC of `ip` if known; otherwise broadcasts an ARP request (unless one for `ip`
+    /// went out less than [`ARP_RETRY_CYCLES`] ago) and returns `None`: call again after
+    /// letting the world run. Needs a host address.
+    pub fn resolve(&mut self, now: u64, ip: [u8; 4]) -> Result<Option<[u8; 6]>, SimError> {
+        if let Some(mac) = self.lookup(ip) {
+            return Ok(Some(mac));
+        }
+        let host = self.cfg.host.ok_or_else(|| {
+            SimError::InvalidConfig("ARP resolution needs the wire's host address".into())
+        })?;
+        let due = self
+            .arp_asked
+            .get(&ip)
+            .is_none_or(|&t| now >= t.saturating_add(ARP_RETRY_CYCLES));
+        if due {
+            self.arp_asked.insert(ip, now);
+            let request = ArpRepr {
+                operation: ArpOperation::Request,
+                source_hardware_addr: EthernetAddress(host.mac),
+                source_protocol_addr: Ipv4Address(host.ip),
+                target_hardware_addr: EthernetAddress([0; 6]),
+                target_protocol_addr: Ipv4Address(ip),
+            };
+            let frame = arp_frame(host.mac, EthernetAddress::BROADCAST.0, &request);
+            if self.transmit(now, &frame) {
+                self.stats.arp_requests_sent += 1;
+            } else {
+                self.stats.tx_errors += 1;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Sends raw bytes to the peer as one datagram, outside the device (for tests and
+    /// tools); recorded by the capture. Errors are returned, not counted.
+    pub fn send_raw(&mut self, now: u64, bytes: &[u8]) -> io::Result<()> {
+        if bytes.len() > MAX_DATAGRAM_LEN {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "longer than a UDP datagram",
+            ));
+        }
+        self.record(now, bytes);
+        self.socket.send_to(bytes, self.cfg.peer).map(|_| ())
+    }
+}
+
+/// An Ethernet frame carrying `arp`, padded to [`MIN_FRAME_LEN`].
+pub fn arp_frame(src: [u8; 6], dst: [u8; 6], arp: &ArpRepr) -> Frame {
+    let mut frame = vec![0u8; MIN_FRAME_LEN.max(ETHERNET_HEADER_LEN + ARP_PACKET_LEN)];
+    let eth = EthernetRepr {
+        src_addr: EthernetAddress(src),
+        dst_addr: EthernetAddress(dst),
+        ethertype: EtherType::Arp,
+    };
+    let mut view = EthernetFrame::new_unchecked(&mut frame[..]);
+    eth.emit(&mut view);
+    arp.emit(&mut ArpPacket::new_unchecked(view.payload_mut()));
+    frame
+}
+
+fn receive_loop(socket: &UdpSocket, tx: &SyncSender<Vec<u8>>, shared: &Shared, max: usize) {
+    // One byte more than a datagram can hold, so nothing is ever silently truncated.
+    let mut buf = vec![0u8; MAX_DATAGRAM_LEN + 1];
+    loop {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        match socket.recv_from(&mut buf) {
+            Ok((n, _)) => {
+                if shared.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                shared.datagrams.fetch_add(1, Ordering::Relaxed);
+                if n > max {
+                    shared.oversized.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                match tx.try_send(buf[..n].to_vec()) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(_)) => {
+                        shared.overflow.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(TrySendError::Disconnected(_)) => return,
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            // ICMP errors reported on some platforms (connection refused by a peer that is
+            // not up yet) and anything transient: keep listening, without spinning.
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+impl Drop for UdpWire {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Wake the thread out of its blocking read with an empty datagram to ourselves.
+        let mut me = self.local;
+        if me.ip().is_unspecified() {
+            me.set_ip(Ipv4Addr::LOCALHOST.into());
+        }
+        let _ = self.socket.send_to(&[], me);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = self.close_pcap();
+    }
+}
+
+impl fmt::Debug for UdpWire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpWire")
+            .field("local", &self.local)
+            .field("peer", &self.cfg.peer)
+            .field("host", &self.cfg.host)
+            .field("neighbors", &self.neighbors.len())
+            .field("capturing", &self.pcap.is_some())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// The anchor between simulated cycles and wall-clock time (pacing rule 1).
+#[derive(Debug, Clone, Copy)]
+pub struct WallClock {
+    start: Instant,
+    cycle0: u64,
+}
+
+impl WallClock {
+    /// Cycle `cycle0` happens now.
+    pub fn start(cycle0: u64) -> Self {
+        WallClock {
+            start: Instant::now(),
+            cycle0,
+        }
+    }
+
+    /// The cycle of the current wall-clock time.
+    pub fn cycle_now(&self) -> u64 {
+        let ns = self.start.elapsed().as_nanos() / u128::from(NS_PER_CYCLE);
+        self.cycle0
+            .saturating_add(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// Wall-clock time left until `cycle` happens (zero if it has).
+    pub fn until(&self, cycle: u64) -> Duration {
+        let due_ns = u128::from(cycle.saturating_sub(self.cycle0)) * u128::from(NS_PER_CYCLE);
+        let elapsed = self.start.elapsed().as_nanos();
+        let left = due_ns.saturating_sub(elapsed);
+        Duration::from_nanos(u64::try_from(left).unwrap_or(u64::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pcap::{read_pcap, SharedBuffer};
+
+    const A_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xa];
+    const B_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xb];
+    const A_IP: [u8; 4] = [10, 0, 0, 10];
+    const B_IP: [u8; 4] = [10, 0, 0, 11];
+
+    /// Two wires cabled to each other on ephemeral loopback ports.
+    pub(crate) fn pair(a_host: Option<HostAddr>, b_host: Option<HostAddr>) -> (UdpWire, UdpWire) {
+        let sa = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sb = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (pa, pb) = (
+            sa.local_addr().unwrap().port(),
+            sb.local_addr().unwrap().port(),
+        );
+        let mut ca = UdpWireConfig::loopback(pa, pb);
+        ca.host = a_host;
+        let mut cb = UdpWireConfig::loopback(pb, pa);
+        cb.host = b_host;
+        (
+            UdpWire::from_socket(sa, ca).unwrap(),
+            UdpWire::from_socket(sb, cb).unwrap(),
+        )
+    }
+
+    fn host(mac: [u8; 6], ip: [u8; 4]) -> Option<HostAddr> {
+        Some(HostAddr { mac, ip })
+    }
+
+    /// Receives until `n` frames arrived or 5 s passed.
+    fn receive_n(w: &mut UdpWire, n: usize) -> Vec<Frame> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut got = Vec::new();
+        while got.len() < n && Instant::now() < deadline {
+            w.wait_input(Duration::from_millis(50));
+            got.extend(w.receive(0));
+        }
+        got
+    }
+
+    /// Lets `w` process input until `cond` holds or 5 s passed.
+    fn pump_until(w: &mut UdpWire, mut cond: impl FnMut(&UdpWire) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !cond(w) && Instant::now() < deadline {
+            w.wait_input(Duration::from_millis(50));
+            w.receive(0);
+        }
+        assert!(cond(w), "condition not met: {:?}", w.stats());
+    }
+
+    fn ipv4_frame(dst: [u8; 6], src: [u8; 6], len: usize) -> Frame {
+        let mut f = vec![0x5a; len];
+        f[..6].copy_from_slice(&dst);
+        f[6..12].copy_from_slice(&src);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f
+    }
+
+    #[test]
+    fn frames_cross_as_datagrams_both_ways() {
+        let (mut a, mut b) = pair(None, None);
+        let frames: Vec<Frame> = (0..5).map(|i| vec![i as u8; 60 + 1000 * i]).collect();
+        for f in &frames {
+            a.send(0, f);
+        }
+        assert_eq!(receive_n(&mut b, 5), frames);
+        b.send(0, &frames[4]);
+        assert_eq!(receive_n(&mut a, 1), vec![frames[4].clone()]);
+        assert_eq!(a.stats().tx_frames, 5);
+        assert_eq!(b.stats().rx_frames, 5);
+        assert_eq!(
+            b.stats().rx_bytes,
+            frames.iter().map(|f| f.len() as u64).sum()
+        );
+        assert_eq!(a.peer_addr(), b.local_addr());
+    }
+
+    #[test]
+    fn garbage_is_counted_and_dropped_never_delivered() {
+        let (mut a, mut b) = pair(None, host(B_MAC, B_IP));
+        a.send_raw(0, &[]).unwrap();
+        a.send_raw(0, b"abc").unwrap();
+        a.send_raw(0, &vec![0xff; DEFAULT_MAX_FRAME_LEN + 1])
+            .unwrap();
+        a.send_raw(0, &vec![0xee; MAX_DATAGRAM_LEN]).unwrap();
+        // Well-sized but not for us: another MAC, IPv6, a broadcast IPv4 frame.
+        a.send_raw(0, &ipv4_frame([2, 9, 9, 9, 9, 9], A_MAC, 100))
+            .unwrap();
+        let mut v6 = ipv4_frame(B_MAC, A_MAC, 100);
+        v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+        a.send_raw(0, &v6).unwrap();
+        a.send_raw(0, &ipv4_frame([0xff; 6], A_MAC, 100)).unwrap();
+        // A truncated ARP frame and one for another protocol.
+        let mut arp = ipv4_frame([0xff; 6], A_MAC, 20);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        a.send_raw(0, &arp).unwrap();
+        // Then a good one, which must still arrive.
+        let good = ipv4_frame(B_MAC, A_MAC, 300);
+        a.send(0, &good);
+        assert_eq!(receive_n(&mut b, 1), vec![good]);
+        pump_until(&mut b, |b| b.stats().rx_datagrams == 9);
+        let s = b.stats();
+        assert_eq!((s.rx_runt, s.rx_oversized), (2, 2), "{s}");
+        assert_eq!(s.garbage(), 4);
+        assert_eq!(s.rx_not_for_us, 3, "{s}");
+        assert_eq!(s.arp_malformed, 1, "{s}");
+        assert_eq!(s.rx_frames, 1);
+    }
+
+    #[test]
+    fn arp_requests_are_answered_and_both_sides_learn() {
+        let (mut a, mut b) = pair(host(A_MAC, A_IP), host(B_MAC, B_IP));
+        assert_eq!(a.resolve(0, B_IP).unwrap(), None);
+        // The request is not repeated before the retry interval.
+        assert_eq!(a.resolve(1, B_IP).unwrap(), None);
+        assert_eq!(a.stats().arp_requests_sent, 1);
+        // b answers and learns a's address from the request.
+        pump_until(&mut b, |b| b.stats().arp_replies_sent == 1);
+        assert_eq!(b.lookup(A_IP), Some(A_MAC));
+        pump_until(&mut a, |a| a.lookup(B_IP).is_some());
+        assert_eq!(a.resolve(2, B_IP).unwrap(), Some(B_MAC));
+        let (sa, sb) = (a.stats(), b.stats());
+        assert_eq!(
+            (sa.arp_replies_received, sa.arp_learned, sb.arp_learned),
+            (1, 1, 1)
+        );
+        assert_eq!(sb.arp_requests_received, 1);
+        // A retry goes out after the interval.
+        a.resolve(ARP_RETRY_CYCLES + 1, [10, 0, 0, 99]).unwrap();
+        a.resolve(ARP_RETRY_CYCLES + 2, [10, 0, 0, 99]).unwrap();
+        a.resolve(2 * ARP_RETRY_CYCLES + 1, [10, 0, 0, 99]).unwrap();
+        assert_eq!(a.stats().arp_requests_sent, 3);
+    }
+
+    #[test]
+    fn static_neighbors_are_not_overwritten_and_resolve_needs_a_host() {
+        let (mut a, mut b) = pair(host(A_MAC, A_IP), None);
+        a.add_neighbor(B_IP, [2, 1, 1, 1, 1, 1]);
+        // b (no host) sends a reply claiming B_IP is at B_MAC.
+        let reply = ArpRepr {
+            operation: ArpOperation::Reply,
+            source_hardware_addr: EthernetAddress(B_MAC),
+            source_protocol_addr: Ipv4Address(B_IP),
+            target_hardware_addr: EthernetAddress(A_MAC),
+            target_protocol_addr: Ipv4Address(A_IP),
+        };
+        b.send(0, &arp_frame(B_MAC, A_MAC, &reply));
+        pump_until(&mut a, |a| a.stats().arp_replies_received == 1);
+        assert_eq!(a.lookup(B_IP), Some([2, 1, 1, 1, 1, 1]));
+        assert!(b.resolve(0, A_IP).is_err());
+    }
+
+    #[test]
+    fn arp_frames_are_padded_and_parse_back() {
+        let req = ArpRepr {
+            operation: ArpOperation::Request,
+            source_hardware_addr: EthernetAddress(A_MAC),
+            source_protocol_addr: Ipv4Address(A_IP),
+            target_hardware_addr: EthernetAddress([0; 6]),
+            target_protocol_addr: Ipv4Address(B_IP),
+        };
+        let f = arp_frame(A_MAC, [0xff; 6], &req);
+        assert_eq!(f.len(), MIN_FRAME_LEN);
+        let eth = EthernetFrame::new_checked(&f[..]).unwrap();
+        assert_eq!(eth.ethertype(), EtherType::Arp);
+        let p = ArpPacket::new_checked(eth.payload()).unwrap();
+        assert_eq!(ArpRepr::parse(&p).unwrap(), req);
+    }
+
+    #[test]
+    fn capture_holds_both_directions() {
+        let (mut a, mut b) = pair(host(A_MAC, A_IP), host(B_MAC, B_IP));
+        let cap = SharedBuffer::new();
+        b.set_pcap(cap.clone()).unwrap();
+        a.send(0, &ipv4_frame(B_MAC, A_MAC, 80));
+        assert_eq!(receive_n(&mut b, 1).len(), 1);
+        b.send(7, &ipv4_frame(A_MAC, B_MAC, 90));
+        b.close_pcap().unwrap();
+        let got = read_pcap(&cap.contents()[..]).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1, ipv4_frame(B_MAC, A_MAC, 80));
+        assert_eq!(got[1], (7, ipv4_frame(A_MAC, B_MAC, 90)));
+    }
+
+    #[test]
+    fn bad_configuration_is_refused() {
+        let mut c = UdpWireConfig::loopback(0, 9);
+        c.max_frame_len = 10;
+        assert!(UdpWire::bind(c).is_err());
+        let mut c = UdpWireConfig::loopback(0, 9);
+        c.rx_queue_limit = 0;
+        assert!(UdpWire::bind(c).is_err());
+        // A port already taken.
+        let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let e = UdpWire::bind(UdpWireConfig::loopback(port, 9)).unwrap_err();
+        assert!(e.to_string().contains("cannot bind UDP"), "{e}");
+    }
+
+    /// Echoes every frame; fires a timer at a set cycle.
+    #[derive(Default)]
+    struct Echo {
+        timer: Option<u64>,
+        fired_at: Option<u64>,
+        received: Vec<(u64, Frame)>,
+    }
+
+    impl crate::Device for Echo {
+        fn bar_read(&mut self, _: u32) -> u32 {
+            0
+        }
+        fn bar_write(&mut self, _: u32, _: u32) {}
+        fn tick(&mut self, now: u64, io: &mut crate::DeviceIo<'_>) {
+            while let Some(f) = io.rx.pop_front() {
+                io.tx.push(f.clone());
+                self.received.push((now, f));
+            }
+            if self.timer.is_some_and(|t| t <= now) {
+                self.timer = None;
+                self.fired_at = Some(now);
+            }
+        }
+        fn next_event(&self, _: u64) -> Option<u64> {
+            self.timer
+        }
+    }
+
+    fn echo(w: &crate::World, n: crate::NodeId) -> &Echo {
+        w.device_as::<Echo>(n).unwrap()
+    }
+
+    /// A world with one echo node on a UDP wire, and the raw socket at the other end.
+    fn world_with_peer(timer: Option<u64>) -> (crate::World, crate::NodeId, UdpSocket) {
+        let mine = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let cfg = UdpWireConfig::loopback(
+            mine.local_addr().unwrap().port(),
+            peer.local_addr().unwrap().port(),
+        );
+        let mut w = crate::World::new(crate::WorldConfig::default()).unwrap();
+        let n = w.add_node(Echo {
+            timer,
+            ..Echo::default()
+        });
+        assert!(!w.is_paced());
+        w.attach_udp(n, UdpWire::from_socket(mine, cfg).unwrap())
+            .unwrap();
+        assert!(w.is_paced());
+        (w, n, peer)
+    }
+
+    #[test]
+    fn a_paced_world_does_not_run_ahead_of_wall_clock() {
+        // A timer 20 ms ahead: an unpaced world would reach it in a few executed cycles
+        // and no time; a paced one waits 20 ms of wall time for it.
+        let t = 5_000_000;
+        let (mut w, n, _peer) = world_with_peer(Some(t));
+        let start = Instant::now();
+        let at = w
+            .run_until(|w| echo(w, n).fired_at.is_some(), 10 * t)
+            .unwrap();
+        let took = start.elapsed();
+        assert_eq!(echo(&w, n).fired_at, Some(t));
+        assert_eq!(at, t + 1);
+        assert!(took >= Duration::from_millis(19), "took {took:?}");
+        assert!(took < Duration::from_secs(30), "took {took:?}");
+        assert!(w.steps() < 100, "executed {} cycles", w.steps());
+        // advance() is paced too: 2.5 M cycles take 10 ms.
+        let start = Instant::now();
+        w.advance(2_500_000);
+        assert!(start.elapsed() >= Duration::from_millis(9));
+    }
+
+    #[test]
+    fn a_datagram_ends_a_paced_wait_early_and_is_echoed() {
+        let (mut w, n, peer) = world_with_peer(None);
+        let to = w.udp_wire(n).unwrap().local_addr();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            peer.send_to(&ipv4_frame(A_MAC, B_MAC, 64), to).unwrap();
+            peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = [0u8; 2048];
+            let (len, _) = peer.recv_from(&mut buf).unwrap();
+            buf[..len].to_vec()
+        });
+        let start = Instant::now();
+        // Up to 4 s of simulated time: the frame must end the wait long before.
+        let at = w
+            .run_until(|w| !echo(w, n).received.is_empty(), 1_000_000_000)
+            .unwrap();
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(25), "took {took:?}");
+        assert!(took < Duration::from_secs(2), "took {took:?}");
+        // Delivered at the cycle of its arrival: about 30 ms = 7.5 M cycles.
+        assert!((7_000_000..500_000_000).contains(&at), "at cycle {at}");
+        assert_eq!(sender.join().unwrap(), ipv4_frame(A_MAC, B_MAC, 64));
+        let s = w.udp_wire(n).unwrap().stats();
+        assert_eq!((s.rx_frames, s.tx_frames), (1, 1));
+        assert_eq!(w.node_stats(n).frames_received, 1);
+    }
+
+    #[test]
+    fn a_node_has_one_port() {
+        let (mut w, n, _peer) = world_with_peer(None);
+        let other = w.add_node(Echo::default());
+        let (x, _y) = pair(None, None);
+        assert!(matches!(
+            w.attach_udp(n, x),
+            Err(SimError::AlreadyConnected(m)) if m == n
+        ));
+        assert!(matches!(
+            w.connect(
+                n,
+                other,
+                crate::LinkConfig::default(),
+                crate::LinkConfig::default()
+            ),
+            Err(SimError::AlreadyConnected(_))
+        ));
+        assert!(w.udp_wire(other).is_none());
+        assert!(w.udp_wire_mut(n).is_some());
+    }
+
+    #[test]
+    fn wall_clock_maps_cycles_to_time() {
+        let c = WallClock::start(1000);
+        assert!(c.cycle_now() >= 1000);
+        assert_eq!(c.until(0), Duration::ZERO);
+        let left = c.until(1000 + 250_000_000);
+        assert!(left <= Duration::from_secs(1) && left > Duration::from_millis(900));
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(c.cycle_now() >= 1000 + 500_000);
+    }
+}
