@@ -47,6 +47,20 @@
 //! datagram received that has a valid frame size, both directions in one pcap stream, at
 //! the world cycle they crossed the wire (the `pcap` module's timestamp rule).
 //!
+//! # Faults
+//!
+//! [`UdpWire::set_faults`] makes our side of the wire lossy, with the seeded
+//! [`FaultInjector`] of simulated links: every frame the device sends and every frame that
+//! would reach the device (IPv4 to our MAC; ARP is never faulted) is judged by one injector
+//! per direction (the receive direction's stream is seeded by `seed ^` [`RX_SEED_SALT`]),
+//! in order: lost with probability `loss`, one bit flipped with probability `corrupt`,
+//! delivered twice with probability `duplicate`, and held back with probability `reorder`
+//! by `extra_delay` cycles *of wall-clock time* (4 ns each), so that frames sent or
+//! received meanwhile overtake it. For one seed and one sequence of frames the verdicts
+//! are always the same (the timing of a real peer is not). The capture shows the device's
+//! view: frames as the device sent them (before the faults) and frames as it received them
+//! (after the faults, duplicates twice, held-back ones when released).
+//!
 //! # Time: pacing the clock against a real peer
 //!
 //! A real peer lives in wall-clock time. A world that skips idle cycles would otherwise
@@ -89,6 +103,7 @@ use rocenic_proto::wire::{
     Ipv4Address, ARP_PACKET_LEN, ETHERNET_HEADER_LEN,
 };
 
+use crate::link::{FaultConfig, FaultInjector};
 use crate::pcap::PcapTap;
 use crate::{SimError, NS_PER_CYCLE};
 
@@ -107,6 +122,9 @@ pub const MIN_FRAME_LEN: usize = 60;
 
 /// Cycles between two ARP requests for the same address: 250 ms at 250 MHz.
 pub const ARP_RETRY_CYCLES: u64 = 62_500_000;
+
+/// XORed into the fault seed for the receive direction's stream.
+pub const RX_SEED_SALT: u64 = 0x005e_ed0f_4ece_17e5;
 
 /// How long the socket thread blocks before it looks at its stop flag again.
 const THREAD_POLL: Duration = Duration::from_millis(200);
@@ -207,6 +225,16 @@ pub struct UdpWireStats {
     pub arp_malformed: u64,
     /// Table entries added or changed by what we heard.
     pub arp_learned: u64,
+    /// Device frames the injected faults dropped on the way out.
+    pub fault_tx_dropped: u64,
+    /// Received frames the injected faults dropped before the device.
+    pub fault_rx_dropped: u64,
+    /// Frames (either direction) the injected faults duplicated.
+    pub fault_duplicated: u64,
+    /// Frames (either direction) the injected faults held back.
+    pub fault_reordered: u64,
+    /// Frames (either direction) the injected faults corrupted.
+    pub fault_corrupted: u64,
 }
 
 impl UdpWireStats {
@@ -238,7 +266,22 @@ impl fmt::Display for UdpWireStats {
             self.arp_replies_received,
             self.arp_learned,
             self.arp_malformed
-        )
+        )?;
+        let faults = [
+            self.fault_tx_dropped,
+            self.fault_rx_dropped,
+            self.fault_duplicated,
+            self.fault_reordered,
+            self.fault_corrupted,
+        ];
+        if faults.iter().any(|&n| n != 0) {
+            write!(
+                f,
+                "; injected faults: {} dropped out, {} dropped in, {} duplicated, {} held back, {} corrupted",
+                faults[0], faults[1], faults[2], faults[3], faults[4]
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -268,6 +311,51 @@ pub struct UdpWire {
     pcap: Option<PcapTap<Box<dyn Write>>>,
     pcap_error: Option<SimError>,
     stats: UdpWireStats,
+    faults: Option<Box<WireFaults>>,
+}
+
+/// The injected faults of both directions and the frames they hold back.
+struct WireFaults {
+    tx: FaultInjector,
+    rx: FaultInjector,
+    /// Outgoing frames held back: when to send, the frame, how many copies.
+    held_tx: Vec<(Instant, Frame, usize)>,
+    /// Incoming frames held back: when to deliver, the frame, how many copies.
+    held_rx: Vec<(Instant, Frame, usize)>,
+}
+
+impl WireFaults {
+    fn next_release(&self) -> Option<Instant> {
+        self.held_tx.iter().chain(&self.held_rx).map(|h| h.0).min()
+    }
+}
+
+/// Takes the held frames due at `now` out of `held`, in the order they were held.
+fn take_due(held: &mut Vec<(Instant, Frame, usize)>, now: Instant) -> Vec<(Frame, usize)> {
+    let mut due = Vec::new();
+    held.retain_mut(|(at, f, n)| {
+        if *at <= now {
+            due.push((std::mem::take(f), *n));
+            false
+        } else {
+            true
+        }
+    });
+    due
+}
+
+/// Applies a verdict's corruption; the number of copies to deliver (0: dropped).
+fn apply(v: &crate::link::Verdict, frame: &mut [u8], stats: &mut UdpWireStats) -> usize {
+    if let Some(bit) = v.corrupt_bit {
+        frame[bit / 8] ^= 1 << (bit % 8);
+        stats.fault_corrupted += 1;
+    }
+    if v.duplicate {
+        stats.fault_duplicated += 1;
+        2
+    } else {
+        1
+    }
 }
 
 impl UdpWire {
@@ -313,7 +401,66 @@ impl UdpWire {
             pcap: None,
             pcap_error: None,
             stats: UdpWireStats::default(),
+            faults: None,
         })
+    }
+
+    /// Injects seeded faults into both directions of our side of the wire (see the module
+    /// documentation), replacing earlier ones; frames held back by earlier faults are
+    /// released at once. `cfg.reorder_delay_cycles` is a wall-clock delay here (4 ns a
+    /// cycle).
+    pub fn set_faults(&mut self, cfg: FaultConfig) -> Result<(), SimError> {
+        cfg.validate()?;
+        self.flush_held(true);
+        let rx_cfg = FaultConfig {
+            seed: cfg.seed ^ RX_SEED_SALT,
+            ..cfg.clone()
+        };
+        self.faults = Some(Box::new(WireFaults {
+            tx: FaultInjector::new(cfg),
+            rx: FaultInjector::new(rx_cfg),
+            held_tx: Vec::new(),
+            held_rx: Vec::new(),
+        }));
+        Ok(())
+    }
+
+    /// The injected faults' configuration (of the send direction), if any.
+    pub fn faults(&self) -> Option<&FaultConfig> {
+        self.faults.as_ref().map(|f| f.tx.config())
+    }
+
+    /// Sends the held-back outgoing frames that are due; with `all`, sends every held
+    /// outgoing frame and forgets the held incoming ones (faults being replaced).
+    fn flush_held(&mut self, all: bool) {
+        let Some(f) = &mut self.faults else {
+            return;
+        };
+        let now = if all {
+            Instant::now() + Duration::from_secs(1 << 20)
+        } else {
+            Instant::now()
+        };
+        for (frame, copies) in take_due(&mut f.held_tx, now) {
+            for _ in 0..copies {
+                if !self.put(&frame) {
+                    self.stats.tx_errors += 1;
+                }
+            }
+        }
+        if all {
+            if let Some(f) = &mut self.faults {
+                f.held_rx.clear();
+            }
+        }
+    }
+
+    /// `true` when a held-back incoming frame is due.
+    fn held_rx_due(&self) -> bool {
+        let now = Instant::now();
+        self.faults
+            .as_ref()
+            .is_some_and(|f| f.held_rx.iter().any(|h| h.0 <= now))
     }
 
     /// The address the socket is bound to.
@@ -385,43 +532,86 @@ impl UdpWire {
         }
     }
 
+    /// Puts one datagram on the socket, unrecorded.
+    fn put(&mut self, frame: &[u8]) -> bool {
+        frame.len() <= MAX_DATAGRAM_LEN && self.socket.send_to(frame, self.cfg.peer).is_ok()
+    }
+
     fn transmit(&mut self, now: u64, frame: &[u8]) -> bool {
         if frame.len() > MAX_DATAGRAM_LEN {
             return false;
         }
         self.record(now, frame);
-        self.socket.send_to(frame, self.cfg.peer).is_ok()
+        self.put(frame)
     }
 
-    /// Sends a frame the device sent, as one datagram, at cycle `now`.
+    /// Sends a frame the device sent, as one datagram, at cycle `now` (through the
+    /// injected faults, if any).
     pub fn send(&mut self, now: u64, frame: &[u8]) {
-        if self.transmit(now, frame) {
-            self.stats.tx_frames += 1;
-            self.stats.tx_bytes += frame.len() as u64;
-        } else {
+        let Some(f) = &mut self.faults else {
+            if self.transmit(now, frame) {
+                self.stats.tx_frames += 1;
+                self.stats.tx_bytes += frame.len() as u64;
+            } else {
+                self.stats.tx_errors += 1;
+            }
+            return;
+        };
+        let v = f.tx.judge(frame);
+        if frame.len() > MAX_DATAGRAM_LEN {
             self.stats.tx_errors += 1;
+            return;
+        }
+        self.stats.tx_frames += 1;
+        self.stats.tx_bytes += frame.len() as u64;
+        self.record(now, frame);
+        if v.drop.is_some() {
+            self.stats.fault_tx_dropped += 1;
+            return;
+        }
+        let mut frame = frame.to_vec();
+        let copies = apply(&v, &mut frame, &mut self.stats);
+        if v.extra_delay > 0 {
+            self.stats.fault_reordered += 1;
+            let at = Instant::now() + wall_of_cycles(v.extra_delay);
+            if let Some(f) = &mut self.faults {
+                f.held_tx.push((at, frame, copies));
+            }
+            return;
+        }
+        for _ in 0..copies {
+            if !self.put(&frame) {
+                self.stats.tx_errors += 1;
+            }
         }
     }
 
-    /// Moves every queued datagram into the lookahead; `true` if any is waiting.
+    /// Moves every queued datagram into the lookahead (and sends held-back frames that are
+    /// due); `true` if any datagram or due held-back frame is waiting.
     pub fn has_input(&mut self) -> bool {
+        self.flush_held(false);
         while let Ok(d) = self.rx.try_recv() {
             self.lookahead.push_back(d);
         }
-        !self.lookahead.is_empty()
+        !self.lookahead.is_empty() || self.held_rx_due()
     }
 
-    /// Blocks until a datagram is waiting or `timeout` has passed; `true` if one is.
+    /// Blocks until a datagram is waiting or `timeout` has passed; `true` if one is. With
+    /// faults, the wait also ends when a held-back frame is due.
     pub fn wait_input(&mut self, timeout: Duration) -> bool {
         if self.has_input() {
             return true;
         }
+        let timeout = match self.faults.as_ref().and_then(|f| f.next_release()) {
+            Some(at) => timeout.min(at.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
         match self.rx.recv_timeout(timeout) {
             Ok(d) => {
                 self.lookahead.push_back(d);
                 true
             }
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => false,
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => self.has_input(),
         }
     }
 
@@ -432,11 +622,43 @@ impl UdpWire {
         self.has_input();
         let mut out = Vec::new();
         while let Some(d) = self.lookahead.pop_front() {
-            if let Some(frame) = self.judge(now, d) {
-                self.stats.rx_frames += 1;
-                self.stats.rx_bytes += frame.len() as u64;
+            let Some(mut frame) = self.judge(now, d) else {
+                continue;
+            };
+            let Some(f) = &mut self.faults else {
                 out.push(frame);
+                continue;
+            };
+            let v = f.rx.judge(&frame);
+            if v.drop.is_some() {
+                self.stats.fault_rx_dropped += 1;
+                continue;
             }
+            let copies = apply(&v, &mut frame, &mut self.stats);
+            if v.extra_delay > 0 {
+                self.stats.fault_reordered += 1;
+                let at = Instant::now() + wall_of_cycles(v.extra_delay);
+                if let Some(f) = &mut self.faults {
+                    f.held_rx.push((at, frame, copies));
+                }
+                continue;
+            }
+            for _ in 1..copies {
+                out.push(frame.clone());
+            }
+            out.push(frame);
+        }
+        if let Some(f) = &mut self.faults {
+            for (frame, copies) in take_due(&mut f.held_rx, Instant::now()) {
+                for _ in 0..copies {
+                    out.push(frame.clone());
+                }
+            }
+        }
+        for frame in &out {
+            self.record(now, frame);
+            self.stats.rx_frames += 1;
+            self.stats.rx_bytes += frame.len() as u64;
         }
         out
     }
@@ -451,18 +673,21 @@ impl UdpWire {
             self.stats.rx_oversized += 1;
             return None;
         }
-        self.record(now, &d);
+        // Frames for the device are recorded when they are delivered (after any faults).
         let Some(host) = self.cfg.host else {
             return Some(d);
         };
         let eth = EthernetFrame::new_unchecked(&d[..]);
         match eth.ethertype() {
             EtherType::Arp => {
+                self.record(now, &d);
+                let eth = EthernetFrame::new_unchecked(&d[..]);
                 self.handle_arp(now, host, eth.payload());
                 None
             }
             EtherType::Ipv4 if eth.dst_addr().0 == host.mac => Some(d),
             _ => {
+                self.record(now, &d);
                 self.stats.rx_not_for_us += 1;
                 None
             }
@@ -565,6 +790,11 @@ impl UdpWire {
         self.record(now, bytes);
         self.socket.send_to(bytes, self.cfg.peer).map(|_| ())
     }
+}
+
+/// The wall-clock time of `cycles` core-clock cycles.
+fn wall_of_cycles(cycles: u64) -> Duration {
+    Duration::from_nanos(cycles.saturating_mul(NS_PER_CYCLE))
 }
 
 /// An Ethernet frame carrying `arp`, padded to [`MIN_FRAME_LEN`].
@@ -868,6 +1098,107 @@ mod tests {
         assert_eq!(got[1], (7, ipv4_frame(A_MAC, B_MAC, 90)));
     }
 
+    /// Sends `n` frames numbered 0.. from `a` (in chunks, waiting for each to arrive so no
+    /// socket buffer overflows) and returns the numbers `b` received, in order.
+    fn numbered_through(a: &mut UdpWire, b: &mut UdpWire, n: u32) -> Vec<u32> {
+        let mut got = Vec::new();
+        for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
+            for &i in chunk {
+                let mut f = ipv4_frame(B_MAC, A_MAC, 64);
+                f[14..18].copy_from_slice(&i.to_be_bytes());
+                a.send(0, &f);
+            }
+            let s = a.stats();
+            let expect = (s.tx_frames - s.fault_tx_dropped) as usize;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while b.stats().rx_datagrams < expect as u64 && Instant::now() < deadline {
+                a.has_input(); // sends held-back frames that are due
+                b.wait_input(Duration::from_millis(20));
+                got.extend(b.receive(0));
+            }
+        }
+        // Held-back frames: wait for their release.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline {
+            a.has_input();
+            b.wait_input(Duration::from_millis(10));
+            got.extend(b.receive(0));
+        }
+        assert_eq!(b.stats().rx_queue_overflow, 0);
+        got.iter()
+            .map(|f| u32::from_be_bytes(f[14..18].try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn injected_loss_drops_about_that_fraction_the_same_way_for_a_seed() {
+        let loss = |seed: u64, tx: bool| {
+            let (mut a, mut b) = pair(host(A_MAC, A_IP), host(B_MAC, B_IP));
+            let cfg = FaultConfig {
+                loss: 0.1,
+                seed,
+                ..FaultConfig::default()
+            };
+            if tx {
+                a.set_faults(cfg).unwrap();
+            } else {
+                b.set_faults(cfg).unwrap();
+            }
+            let got = numbered_through(&mut a, &mut b, 2000);
+            let (sa, sb) = (a.stats(), b.stats());
+            let dropped = if tx {
+                sa.fault_tx_dropped
+            } else {
+                sb.fault_rx_dropped
+            };
+            assert_eq!(got.len() as u64, 2000 - dropped, "{sa} / {sb}");
+            // 10 % of 2000 = 200, standard deviation 13.4: 4.5 sigma either way.
+            assert!((140..=260).contains(&dropped), "dropped {dropped}");
+            assert!(got.windows(2).all(|w| w[0] < w[1]), "in order, no copies");
+            got
+        };
+        for tx in [true, false] {
+            let first = loss(42, tx);
+            assert_eq!(loss(42, tx), first, "same seed, same losses");
+            assert_ne!(loss(43, tx), first, "another seed, other losses");
+        }
+    }
+
+    #[test]
+    fn injected_duplicates_and_reordering_deliver_every_frame() {
+        let (mut a, mut b) = pair(host(A_MAC, A_IP), host(B_MAC, B_IP));
+        let cfg = FaultConfig {
+            duplicate: 0.05,
+            reorder: 0.05,
+            reorder_delay_cycles: 250_000, // 1 ms
+            seed: 9,
+            ..FaultConfig::default()
+        };
+        a.set_faults(cfg.clone()).unwrap();
+        b.set_faults(cfg).unwrap();
+        let got = numbered_through(&mut a, &mut b, 1000);
+        let (sa, sb) = (a.stats(), b.stats());
+        let dups = (sa.fault_duplicated + sb.fault_duplicated) as usize;
+        assert_eq!(got.len(), 1000 + dups, "{sa} / {sb}");
+        let mut sorted = got.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, (0..1000).collect::<Vec<_>>());
+        assert!(
+            sa.fault_reordered > 20 && sb.fault_reordered > 20,
+            "{sa} / {sb}"
+        );
+        assert!(dups > 40);
+        assert!(got.windows(2).any(|w| w[0] > w[1]), "some frames overtaken");
+        assert!(FaultConfig {
+            loss: 2.0,
+            ..FaultConfig::default()
+        }
+        .validate()
+        .and_then(|()| a.set_faults(FaultConfig::default()))
+        .is_err());
+    }
+
     #[test]
     fn bad_configuration_is_refused() {
         let mut c = UdpWireConfig::loopback(0, 9);
@@ -951,10 +1282,15 @@ mod tests {
         assert!(took >= Duration::from_millis(19), "took {took:?}");
         assert!(took < Duration::from_secs(30), "took {took:?}");
         assert!(w.steps() < 100, "executed {} cycles", w.steps());
-        // advance() is paced too: 2.5 M cycles take 10 ms.
-        let start = Instant::now();
+        // advance() is paced too: after 2.5 M more cycles (10 ms) the world is still not
+        // ahead of the wall clock. (A world that lags, on a loaded machine, catches up at
+        // once, so only the total since the start is a sound bound.)
         w.advance(2_500_000);
-        assert!(start.elapsed() >= Duration::from_millis(9));
+        assert!(
+            start.elapsed() >= Duration::from_millis(29),
+            "took {:?}",
+            start.elapsed()
+        );
     }
 
     #[test]

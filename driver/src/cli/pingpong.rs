@@ -27,7 +27,9 @@
 //!   unlike the original the GID is sent without it, since RoCE cannot work without one),
 //!   `--peer-mac` (else the peer's MAC is resolved by ARP from the IPv4 address in its
 //!   GID), `--pcap` (every frame on the wire, both directions), `--timeout` (bounds every
-//!   wait: TCP connection retries, accept, each handshake read, ARP, each completion);
+//!   wait: TCP connection retries, accept, each handshake read, ARP, each completion),
+//!   `--loss`/`--dup`/`--reorder`/`--seed` (seeded faults on our side of the wire, both
+//!   directions, so both stacks' retransmission paths meet);
 //! - verification: every receive must carry exactly SIZE bytes. The client sends a
 //!   different position-dependent pattern in each iteration (page-start bytes 0, so an
 //!   original server run with `-c` is satisfied) from a send buffer and receives into a
@@ -53,8 +55,8 @@ use rocenic_sim::UdpWireStats;
 
 use crate::cli::setup::{connect, parse_backend, BackendKind, ConnInfo, ConnParams};
 use crate::cli::wire::{
-    fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, open_wire, parse_ipv4, parse_mac, WireSpec,
-    WiredNic,
+    fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, open_wire, parse_ipv4, parse_mac, WireFaultArgs,
+    WireSpec, WiredNic,
 };
 use crate::verbs::{
     access, qp_attr, send_flags, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr, QpCap,
@@ -128,6 +130,9 @@ pub struct PingpongArgs {
     /// read, ARP resolution, and the time between two completions.
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
+    /// Seeded faults on our side of the wire, both directions.
+    #[command(flatten)]
+    pub faults: WireFaultArgs,
 }
 
 impl PingpongArgs {
@@ -149,6 +154,7 @@ impl PingpongArgs {
             peer_mac: None,
             pcap: None,
             timeout: 30.0,
+            faults: WireFaultArgs::default(),
         }
     }
 }
@@ -247,7 +253,8 @@ pub fn run_with(
                 .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?,
         ),
     };
-    let wire = open_wire(args.wire, args.mac, args.ip, pre.udp, args.pcap.as_deref())?;
+    let mut wire = open_wire(args.wire, args.mac, args.ip, pre.udp, args.pcap.as_deref())?;
+    args.faults.apply(&mut wire)?;
     let (nic, mut ctx) = WiredNic::open(NicConfig::default(), wire)?;
     let result = session(args, mtu, timeout, &nic, &mut ctx, listener, out);
     let closed = ctx.close().context("closing the device");

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use rocenic_model::{Nic, NicConfig};
-use rocenic_sim::{NodeId, UdpWire, UdpWireConfig, UdpWireStats, World, WorldConfig, NS_PER_CYCLE};
+use rocenic_sim::{
+    FaultConfig, NodeId, UdpWire, UdpWireConfig, UdpWireStats, World, WorldConfig, NS_PER_CYCLE,
+};
 
 use crate::backend::model::ModelBackend;
 use crate::verbs::Context;
@@ -118,6 +120,72 @@ pub fn fmt_gid(gid: [u8; 16]) -> String {
 /// Cycles of the 250 MHz core clock in `d`.
 pub fn cycles_of(d: Duration) -> u64 {
     u64::try_from(d.as_nanos() / u128::from(NS_PER_CYCLE)).unwrap_or(u64::MAX)
+}
+
+/// Default longest hold of a frame `--reorder` holds back, microseconds of wall-clock time.
+pub const DEFAULT_REORDER_DELAY_US: u64 = 2000;
+
+/// Seeded faults on our side of a UDP wire, both directions (see
+/// `rocenic_sim::udp_wire`'s "Faults"): `--loss`, `--dup`, `--reorder`, `--seed`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct WireFaultArgs {
+    /// Probability that a frame (each direction, ARP excepted) is lost on our side.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Probability that a frame is delivered twice.
+    #[arg(long, default_value_t = 0.0)]
+    pub dup: f64,
+    /// Probability that a frame is held back (by up to --reorder-delay-us) so that later
+    /// frames overtake it.
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    /// Longest hold of a reordered frame, microseconds of wall-clock time.
+    #[arg(long, default_value_t = DEFAULT_REORDER_DELAY_US)]
+    pub reorder_delay_us: u64,
+    /// Seed of the faults' random streams.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl Default for WireFaultArgs {
+    fn default() -> Self {
+        WireFaultArgs {
+            loss: 0.0,
+            dup: 0.0,
+            reorder: 0.0,
+            reorder_delay_us: DEFAULT_REORDER_DELAY_US,
+            seed: 1,
+        }
+    }
+}
+
+impl WireFaultArgs {
+    /// The fault configuration, `None` when no fault is asked for.
+    pub fn config(&self) -> anyhow::Result<Option<FaultConfig>> {
+        if self.loss == 0.0 && self.dup == 0.0 && self.reorder == 0.0 {
+            return Ok(None);
+        }
+        let cfg = FaultConfig {
+            loss: self.loss,
+            duplicate: self.dup,
+            reorder: self.reorder,
+            corrupt: 0.0,
+            reorder_delay_cycles: cycles_of(Duration::from_micros(self.reorder_delay_us)),
+            seed: self.seed,
+        };
+        cfg.validate()
+            .map_err(|e| anyhow::anyhow!("--loss/--dup/--reorder/--reorder-delay-us: {e}"))?;
+        Ok(Some(cfg))
+    }
+
+    /// Injects the faults, if any, into `wire`.
+    pub fn apply(&self, wire: &mut UdpWire) -> anyhow::Result<()> {
+        if let Some(cfg) = self.config()? {
+            wire.set_faults(cfg)
+                .map_err(|e| anyhow::anyhow!("injecting faults: {e}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// Builds the UDP wire a `--wire` value names, with our addresses; `socket`, when given,
@@ -313,6 +381,32 @@ mod tests {
         for bad in ["10.0.2", "0.0.0.0", "255.255.255.255", "224.0.0.1", "::1"] {
             assert!(parse_ipv4(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fault_options() {
+        assert_eq!(WireFaultArgs::default().config().unwrap(), None);
+        let f = WireFaultArgs {
+            loss: 0.03,
+            dup: 0.02,
+            reorder: 0.02,
+            seed: 5,
+            ..WireFaultArgs::default()
+        };
+        let cfg = f.config().unwrap().unwrap();
+        assert_eq!((cfg.loss, cfg.duplicate, cfg.reorder), (0.03, 0.02, 0.02));
+        assert_eq!((cfg.seed, cfg.reorder_delay_cycles), (5, 500_000));
+        let bad = WireFaultArgs {
+            loss: 1.5,
+            ..WireFaultArgs::default()
+        };
+        assert!(bad.config().is_err());
+        let zero_delay = WireFaultArgs {
+            reorder: 0.1,
+            reorder_delay_us: 0,
+            ..WireFaultArgs::default()
+        };
+        assert!(zero_delay.config().is_err());
     }
 
     #[test]

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# One interop run of ibv_rc_pingpong (Linux soft-RoCE, rdma_rxe, in a QEMU guest) against
+# `rocenic pingpong` (the model NIC on the host), cabled by a UDP wire on 127.0.0.1.
+#
+#   tests/interop/pingpong.sh [--rxe-server | --rxe-client] [-s SIZE] [-n ITERS] [-m MTU] [-c]
+#                             [--loss P] [--dup P] [--reorder P] [--seed N]
+#                             [--rocenic PATH] [--timeout S] [--keep]
+#
+# --rxe-server (default): the guest runs `ibv_rc_pingpong -d rxe0 -g 1 ...` as the server,
+#   rocenic is the client (connects through --hostfwd HP:18515, retrying while the guest boots).
+# --rxe-client: rocenic is the server (started first, on 127.0.0.1:HP), the guest connects to
+#   10.0.2.100:18515, forwarded to HP by --guestfwd.
+# --loss/--dup/--reorder/--seed: seeded faults on OUR side of the wire, both directions
+#   (rocenic pingpong's options of the same names).
+# --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
+# --keep: keep the artifacts directory after a success too.
+#
+# Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
+# in parallel. Both sides must exit 0. The pcap of our wire (both directions), the guest's
+# console log and both sides' output go to target/interop-artifacts/<run>/, kept (and
+# printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+mode=rxe-server size=4096 iters=20 mtu=1024 chk=0
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150
+rocenic=${ROCENIC:-$root/target/release/rocenic}
+
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+    case $1 in
+        --rxe-server) mode=rxe-server ;;
+        --rxe-client) mode=rxe-client ;;
+        -s|--size) size=$2; shift ;;
+        -n|--iters) iters=$2; shift ;;
+        -m|--mtu) mtu=$2; shift ;;
+        -c|--chk) chk=1 ;;
+        --loss) loss=$2; shift ;;
+        --dup) dup=$2; shift ;;
+        --reorder) reorder=$2; shift ;;
+        --seed) seed=$2; shift ;;
+        --rocenic) rocenic=$2; shift ;;
+        --timeout) timeout=$2; shift ;;
+        --keep) keep=1 ;;
+        -h|--help) usage ;;
+        *) echo "pingpong.sh: unknown option $1" >&2; usage ;;
+    esac
+    shift
+done
+
+if [ ! -x "$rocenic" ]; then
+    echo "pingpong.sh: no rocenic binary at $rocenic" \
+         "(cargo build --release -p rocenic-driver --bin rocenic, or --rocenic PATH)" >&2
+    exit 1
+fi
+
+name="pingpong-$mode-s$size-m$mtu-n$iters"
+[ "$chk" = 1 ] && name+="-c"
+[ "$loss$dup$reorder" != 000 ] && name+="-loss$loss-dup$dup-reorder$reorder-seed$seed"
+art="$root/target/interop-artifacts/$name-$(date +%Y%m%d-%H%M%S)-$$"
+mkdir -p "$art"
+
+# rxe's active_mtu is the netdev MTU minus 80 (see tests/interop/README.md).
+guest_mtu=1500
+[ "$mtu" -gt 1024 ] && guest_mtu=4200
+tool_opts="-s $size -n $iters -m $mtu"
+[ "$chk" = 1 ] && tool_opts+=" -c"
+
+# Free ports: the guest's wire end, ours, and the TCP handshake port on the host. Another
+# process may take one before we bind it: such a run is retried with new ports.
+pick_ports() {
+    read -r qport uport hport < <(python3 - <<'PY'
+import socket
+socks = []
+for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM, socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+ports = [s.getsockname()[1] for s in socks]
+for s in socks:
+    s.close()  # before printing: the caller binds them as soon as it reads the line
+print(*ports, flush=True)
+PY
+)
+}
+
+# Ends the guest run started with setsid (its whole process group: run-guest, timeout, QEMU).
+stop_guest() { kill -TERM -- "-$1" 2>/dev/null || true; }
+
+start=$(date +%s.%N)
+for attempt in 1 2 3; do
+pick_ports
+ours=("$rocenic" pingpong $tool_opts
+      --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
+      --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed")
+guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
+       --log "$art/guest-console.log" --timeout "$timeout")
+
+echo "pingpong.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
+if [ "$mode" = rxe-server ]; then
+    guest+=(--hostfwd "$hport:18515" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts")
+    ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
+    "${guest[@]}" >"$art/guest.out" 2>&1 &
+    gpid=$!
+    set +e
+    "${ours[@]}" >"$art/rocenic.out" 2>&1
+    ours_rc=$?
+    if [ $ours_rc != 0 ]; then
+        sleep 2   # let a failing guest tool print its reason, then end the guest
+        stop_guest $gpid
+    fi
+    wait $gpid
+    guest_rc=$?
+    set -e
+else
+    guest+=(--guestfwd "18515:$hport" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts 10.0.2.100")
+    ours+=(-p "$hport" --timeout "$timeout")
+    "${ours[@]}" >"$art/rocenic.out" 2>&1 &
+    opid=$!
+    sleep 0.5
+    set +e
+    if kill -0 $opid 2>/dev/null; then
+        "${guest[@]}" >"$art/guest.out" 2>&1 &
+        gpid=$!
+        # Whichever ends first: a failed server ends the guest, a failed guest the server.
+        while kill -0 $opid 2>/dev/null && kill -0 $gpid 2>/dev/null; do sleep 0.2; done
+        if ! kill -0 $opid 2>/dev/null; then
+            wait $opid
+            ours_rc=$?
+            [ $ours_rc != 0 ] && { sleep 2; stop_guest $gpid; }
+            wait $gpid
+            guest_rc=$?
+        else
+            wait $gpid
+            guest_rc=$?
+            [ $guest_rc != 0 ] && { sleep 2; kill $opid 2>/dev/null; }
+            wait $opid
+            ours_rc=$?
+        fi
+    else
+        wait $opid
+        ours_rc=$?
+        guest_rc=-1
+        : >"$art/guest.out"
+    fi
+    set -e
+fi
+if [ $ours_rc != 0 ] || [ $guest_rc != 0 ]; then
+    if grep -qiE "address already in use|could not set up host forwarding|Failed to bind" \
+            "$art/rocenic.out" "$art/guest.out" 2>/dev/null && [ $attempt -lt 3 ]; then
+        echo "pingpong.sh: a port was taken by another process; again with new ports"
+        continue
+    fi
+fi
+break
+done
+secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
+
+sed 's/^/  rxe:     /' "$art/guest.out"
+sed 's/^/  rocenic: /' "$art/rocenic.out"
+if [ $ours_rc = 0 ] && [ $guest_rc = 0 ]; then
+    echo "pingpong.sh: PASS $name in $secs s"
+    if [ $keep = 0 ]; then rm -rf "$art"; else echo "pingpong.sh: artifacts in $art"; fi
+    exit 0
+fi
+echo "pingpong.sh: FAIL $name in $secs s: rocenic exit $ours_rc, guest exit $guest_rc" >&2
+echo "pingpong.sh: artifacts (wire.pcap, guest-console.log, rocenic.out, guest.out) in $art" >&2
+exit 1

@@ -1,0 +1,181 @@
+//! Interoperability with a real RoCE v2 stack: `ibv_rc_pingpong` on Linux soft-RoCE
+//! (`rdma_rxe`) in a QEMU guest against `rocenic pingpong` (the model NIC) on the host,
+//! cabled by a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh`
+//! (its own guest, its own free ports); the runs are serialised, since two TCG guests on
+//! two cores would only slow each other down. See `docs/interop.md`.
+//!
+//! Needs QEMU and the guest (`bash scripts/install-deps.sh qemu`; the guest is built and
+//! cached by `tests/interop/build-guest.sh`), and the release `rocenic` binary (built here
+//! with cargo when it is missing). Missing pieces fail the tests; nothing is skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// The release `rocenic` binary (built with cargo if missing).
+fn rocenic() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let bin = target.join("release").join("rocenic");
+    if !bin.exists() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "-p",
+                "rocenic-driver",
+                "--bin",
+                "rocenic",
+            ])
+            .current_dir(root())
+            .status()
+            .expect("running cargo build for the rocenic binary");
+        assert!(
+            status.success(),
+            "cargo build --release -p rocenic-driver --bin rocenic failed"
+        );
+    }
+    assert!(bin.exists(), "no rocenic binary at {}", bin.display());
+    bin
+}
+
+/// Checks QEMU and builds (or finds cached) the guest, once per test binary.
+fn guest_ready() -> Result<(), String> {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let hint = "install the guest's tools with `bash scripts/install-deps.sh qemu` \
+                        (see tests/interop/README.md)";
+            let qemu = Command::new("qemu-system-x86_64").arg("--version").output();
+            if !qemu.is_ok_and(|o| o.status.success()) {
+                return Err(format!("qemu-system-x86_64 is not available: {hint}"));
+            }
+            let out = Command::new("bash")
+                .arg(root().join("tests/interop/build-guest.sh"))
+                .current_dir(root())
+                .output()
+                .map_err(|e| format!("cannot run build-guest.sh: {e}; {hint}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "tests/interop/build-guest.sh failed ({}): {}{}\n{hint}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Ok(())
+        })
+        .clone()
+}
+
+/// One run at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Runs `tests/interop/pingpong.sh ARGS` and fails with its output unless it passes.
+fn pingpong(args: &[&str]) {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Err(e) = guest_ready() {
+        panic!("the interop guest is not available: {e}");
+    }
+    let bin = rocenic();
+    let start = Instant::now();
+    let out = Command::new("bash")
+        .arg(root().join("tests/interop/pingpong.sh"))
+        .arg("--rocenic")
+        .arg(&bin)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("running tests/interop/pingpong.sh");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{text}");
+    assert!(
+        out.status.success(),
+        "interop run pingpong.sh {} failed ({}) after {:.1} s:\n{text}",
+        args.join(" "),
+        out.status,
+        start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn rxe_server_1_byte_inline() {
+    pingpong(&["--rxe-server", "-s", "1", "-n", "20", "-m", "1024"]);
+}
+
+#[test]
+fn rxe_client_1_byte_inline() {
+    pingpong(&["--rxe-client", "-s", "1", "-n", "20", "-m", "1024"]);
+}
+
+#[test]
+fn rxe_server_4096_bytes_pmtu_1024() {
+    pingpong(&["--rxe-server", "-s", "4096", "-n", "20", "-m", "1024", "-c"]);
+}
+
+#[test]
+fn rxe_client_4096_bytes_pmtu_1024() {
+    pingpong(&["--rxe-client", "-s", "4096", "-n", "20", "-m", "1024", "-c"]);
+}
+
+#[test]
+fn rxe_server_65536_bytes_pmtu_4096() {
+    pingpong(&[
+        "--rxe-server",
+        "-s",
+        "65536",
+        "-n",
+        "10",
+        "-m",
+        "4096",
+        "-c",
+    ]);
+}
+
+#[test]
+fn rxe_client_65536_bytes_pmtu_4096() {
+    pingpong(&[
+        "--rxe-client",
+        "-s",
+        "65536",
+        "-n",
+        "10",
+        "-m",
+        "4096",
+        "-c",
+    ]);
+}
+
+/// 3 % loss, 2 % duplication, 2 % reordering on our side, both directions.
+const FAULTS: [&str; 6] = ["--loss", "0.03", "--dup", "0.02", "--reorder", "0.02"];
+
+#[test]
+fn rxe_server_with_loss_dup_reorder() {
+    let mut args = vec!["--rxe-server", "-s", "4096", "-n", "30", "-m", "1024"];
+    args.extend(FAULTS);
+    args.extend(["--seed", "7"]);
+    pingpong(&args);
+}
+
+#[test]
+fn rxe_client_with_loss_dup_reorder() {
+    let mut args = vec!["--rxe-client", "-s", "4096", "-n", "30", "-m", "1024"];
+    args.extend(FAULTS);
+    args.extend(["--seed", "11"]);
+    pingpong(&args);
+}
