@@ -152,6 +152,11 @@ impl Nic {
                 return any;
             }
             let op = qp.req.ops.pop_front().expect("checked");
+            // If the transmit cursor was inside the retired op (a rewind into a message
+            // that an ACK then covered), it moves to the start of the next one.
+            if qp.req.cur_op == 0 {
+                qp.req.cur_pkt = 0;
+            }
             qp.req.cur_op = qp.req.cur_op.saturating_sub(1);
             any = true;
             let cqn = qp.send_cqn;
