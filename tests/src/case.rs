@@ -109,7 +109,7 @@ impl fmt::Debug for Word {
 }
 
 /// What a SEND carries besides its payload.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SendExtra {
     None,
     Imm(u32),
@@ -403,6 +403,8 @@ pub enum RemoteFault {
     UnknownIndex,
     /// The rkey of an MR that was deregistered.
     Deregistered,
+    /// The rkey of an MR that a SEND_WITH_INV on this QP invalidated just before.
+    Invalidated,
     /// The target ends `over` bytes past the end of a small MR.
     PastEnd { over: u32 },
     /// The target starts `under` bytes before a small MR.
@@ -466,6 +468,8 @@ pub struct Case {
     pub cq_depth: u32,
     /// WRs per `post_send` call (batching several WQEs under one doorbell).
     pub batch: u8,
+    /// Every `fence`-th op carries the FENCE flag (0: none).
+    pub fence: u8,
     pub conn: Conn,
     /// Faults of the links A->B and B->A.
     pub faults: [LinkFaults; 2],
@@ -486,6 +490,7 @@ impl Default for Case {
             rq_depth: 64,
             cq_depth: 64,
             batch: 1,
+            fence: 0,
             conn: Conn::default(),
             faults: [LinkFaults::default(); 2],
             recv_delay: 0,
@@ -510,6 +515,9 @@ impl fmt::Debug for Case {
             self.batch
         )?;
         writeln!(f, "  conn: {:?}", self.conn)?;
+        if self.fence != 0 {
+            writeln!(f, "  fence: every {} op(s)", self.fence)?;
+        }
         writeln!(
             f,
             "  faults: A->B {:?}; B->A {:?}",

@@ -294,6 +294,8 @@ pub struct POp {
     pub recv: Option<usize>,
     pub fate: Fate,
     pub injected: bool,
+    /// FENCE: waits for earlier READs and atomics.
+    pub fence: bool,
 }
 
 impl POp {
@@ -374,7 +376,12 @@ impl fmt::Debug for Plan {
                 }
             }
             if let Some(r) = op.remote {
-                write!(f, " remote={} rkey={:?}", describe_addr(peer, r.addr), r.key)?;
+                write!(
+                    f,
+                    " remote={} rkey={:?}",
+                    describe_addr(peer, r.addr),
+                    r.key
+                )?;
             }
             if let Some(i) = op.imm {
                 write!(f, " imm={i:#x}")?;
@@ -402,6 +409,9 @@ impl fmt::Debug for Plan {
             }
             if !op.signaled {
                 f.write_str(" unsignaled")?;
+            }
+            if op.fence {
+                f.write_str(" fence")?;
             }
             if op.injected {
                 f.write_str(" INJECTED")?;
@@ -461,6 +471,10 @@ struct Pre {
     inject: Option<Inject>,
     /// For `after_write` READs: the source is the peer's write zone.
     read_written: bool,
+    /// The remote fault an injected request really has.
+    applied_remote: Option<RemoteFault>,
+    /// Targets the MR the SEND_WITH_INV right before it invalidated.
+    after_inv: bool,
 }
 
 fn syndrome(code: NakCode) -> u32 {
@@ -470,7 +484,7 @@ fn syndrome(code: NakCode) -> u32 {
 /// Turns a case into a plan; see the module documentation.
 pub fn plan(case: &Case) -> Plan {
     let pmtu = case.pmtu;
-    let mut nqp = case
+    let nqp = case
         .ops
         .iter()
         .map(|o| o.qp() as usize % MAX_QPS + 1)
@@ -482,14 +496,13 @@ pub fn plan(case: &Case) -> Plan {
 
     // Error cases: B issues nothing on QP 0 (its QP may enter ERR at a time the reference
     // cannot know), and the injected request goes after `at` of A's QP-0 ops.
-    let mut inject_pos = None;
+    let mut inject_pos: Option<(usize, Inject)> = None;
     if let Some((at, inj)) = case.inject {
-        nqp = nqp.max(1);
-        ops.retain(|o| !(o.from() == Side::B && o.qp() as usize % MAX_QPS == 0));
+        ops.retain(|o| !(o.from() == Side::B && qp_of(o) == 0));
         let mut seen = 0;
         let mut pos = ops.len();
         for (i, o) in ops.iter().enumerate() {
-            if o.from() == Side::A && o.qp() as usize % MAX_QPS == 0 {
+            if o.from() == Side::A && qp_of(o) == 0 {
                 if seen == at as usize {
                     pos = i;
                     break;
@@ -502,11 +515,29 @@ pub fn plan(case: &Case) -> Plan {
 
     // Resolve ops into Pre, inserting the injected one.
     let mut pres: Vec<Pre> = Vec::new();
-    let total = ops.len();
-    for i in 0..=total {
+    let mut inject_applied: Option<Inject> = None;
+    for i in 0..=ops.len() {
         if let Some((pos, inj)) = inject_pos {
             if pos == i {
                 let (p, acc, noacc) = pre_inject(inj, pmtu);
+                inject_applied = p.inject;
+                if p.after_inv {
+                    // The SEND_WITH_INV that invalidates the MR the request then uses.
+                    pres.push(pre_op(
+                        &Op::Send {
+                            qp: 0,
+                            from: Side::A,
+                            len: Len::Bytes(0),
+                            local_off: 0,
+                            remote_off: 0,
+                            slack: 0,
+                            extra: SendExtra::Inv,
+                            inline: false,
+                            signaled: true,
+                        },
+                        pmtu,
+                    ));
+                }
                 if let Some(a) = acc {
                     qp_access[Side::B.idx()][0] = a;
                 }
@@ -516,8 +547,8 @@ pub fn plan(case: &Case) -> Plan {
                 pres.push(p);
             }
         }
-        if i < total {
-            pres.push(pre_op(&ops[i], pmtu));
+        if let Some(op) = ops.get(i) {
+            pres.push(pre_op(op, pmtu));
         }
     }
 
@@ -656,10 +687,24 @@ pub fn plan(case: &Case) -> Plan {
             len: if p.kind.is_atomic() { 8 } else { p.len },
             key,
         });
-        let remote = p.remote.map(|(z, key)| Remote {
-            addr: resolve(peer, z),
-            key,
-        });
+        let remote = if p.after_inv {
+            let k = inv_next[peer.idx()] - 1;
+            Some(Remote {
+                addr: resolve(
+                    peer,
+                    ZAddr {
+                        zone: Zone::Inv(k as u16),
+                        off: 0,
+                    },
+                ),
+                key: KeyRef::Inv(k),
+            })
+        } else {
+            p.remote.map(|(z, key)| Remote {
+                addr: resolve(peer, z),
+                key,
+            })
+        };
         let recv = p.recv.map(|(z, len)| {
             let r = recvs.len();
             let rq_index = rq_pos[peer.idx()][p.qp];
@@ -713,6 +758,7 @@ pub fn plan(case: &Case) -> Plan {
             recv,
             fate: Fate::Ok,
             injected: p.inject.is_some(),
+            fence: case.fence != 0 && idx % case.fence as usize == case.fence as usize - 1,
         });
     }
 
@@ -729,7 +775,7 @@ pub fn plan(case: &Case) -> Plan {
     // Fates of the error cases.
     let mut err_qps = Vec::new();
     if let Some(inj_idx) = out.iter().position(|o| o.injected) {
-        let inj = inject_pos.expect("injected").1;
+        let inj = inject_applied.expect("injected");
         let (fate, responder_err, recv_fate) = match inj {
             Inject::Remote { fault, .. } => {
                 let (status, code) = match fault {
@@ -817,6 +863,11 @@ pub fn plan(case: &Case) -> Plan {
     }
 }
 
+/// The QP an op names, folded into the QPs a case may use.
+fn qp_of(o: &Op) -> usize {
+    o.qp() as usize % MAX_QPS
+}
+
 fn pre_op(op: &Op, pmtu: u32) -> Pre {
     let base = |qp: u8, from: Side, kind: Kind, len: u32, signaled: bool| Pre {
         side: from,
@@ -835,8 +886,13 @@ fn pre_op(op: &Op, pmtu: u32) -> Pre {
         shared: false,
         inject: None,
         read_written: false,
+        applied_remote: None,
+        after_inv: false,
     };
-    let src = |off: u32, len: u32| (len > 0).then_some((Some(z(Zone::Src, off)), KeyRef::Main));
+    // A zero-length message has no SGE, or (odd offset) one SGE of length 0.
+    let src = |off: u32, len: u32| {
+        (len > 0 || off % 2 == 1).then_some((Some(z(Zone::Src, off)), KeyRef::Main))
+    };
     match *op {
         Op::Write {
             qp,
@@ -903,7 +959,7 @@ fn pre_op(op: &Op, pmtu: u32) -> Pre {
         } => {
             let len = len.resolve(pmtu);
             let mut p = base(qp, from, Kind::Read, len, signaled);
-            if len > 0 {
+            if len > 0 || local_off % 2 == 1 {
                 p.local = Some((Some(z(Zone::R(p.qp as u8), local_off)), KeyRef::Main));
             }
             let zone = if after_write {
@@ -972,6 +1028,15 @@ fn z(zone: Zone, off: u32) -> ZAddr {
 
 /// The injected request: its Pre, and the access flags it needs B's QP 0 / NoAcc MR to have.
 fn pre_inject(inj: Inject, pmtu: u32) -> (Pre, Option<u32>, Option<u32>) {
+    let (mut p, acc, noacc) = pre_inject_raw(inj, pmtu);
+    // Record the fault as applied (invalid combinations were mapped to valid ones).
+    if let (Some(Inject::Remote { op, len, .. }), Some(f)) = (p.inject, p.applied_remote) {
+        p.inject = Some(Inject::Remote { op, fault: f, len });
+    }
+    (p, acc, noacc)
+}
+
+fn pre_inject_raw(inj: Inject, pmtu: u32) -> (Pre, Option<u32>, Option<u32>) {
     let mk = |op: BadOp, len: u32| -> Pre {
         let len = if matches!(op, BadOp::CmpSwap | BadOp::FetchAdd) {
             8
@@ -1060,20 +1125,22 @@ fn pre_inject(inj: Inject, pmtu: u32) -> (Pre, Option<u32>, Option<u32>) {
                 RemoteFault::WrongTag => (zone_addr, KeyRef::WrongTag, None, None),
                 RemoteFault::UnknownIndex => (zone_addr, KeyRef::Unknown, None, None),
                 RemoteFault::Deregistered => (guard(0), KeyRef::Stale, None, None),
+                RemoteFault::Invalidated => {
+                    p.after_inv = true;
+                    p.len = p.len.min(INV_MR as u32);
+                    (guard(0), KeyRef::Main, None, None)
+                }
                 RemoteFault::PastEnd { over } => {
-                    let over = if atomic {
-                        8
-                    } else {
-                        (over as i64 % tlen) + 1
-                    };
-                    (guard(SMALL_MR as i64 - tlen + over), KeyRef::Guard, None, None)
+                    let over = if atomic { 8 } else { (over as i64 % tlen) + 1 };
+                    (
+                        guard(SMALL_MR as i64 - tlen + over),
+                        KeyRef::Guard,
+                        None,
+                        None,
+                    )
                 }
                 RemoteFault::BeforeStart { under } => {
-                    let under = if atomic {
-                        8
-                    } else {
-                        (under as i64 % tlen) + 1
-                    };
+                    let under = if atomic { 8 } else { (under as i64 % tlen) + 1 };
                     (guard(-under), KeyRef::Guard, None, None)
                 }
                 RemoteFault::MrLacksAccess => (
@@ -1092,6 +1159,7 @@ fn pre_inject(inj: Inject, pmtu: u32) -> (Pre, Option<u32>, Option<u32>) {
             };
             p.remote = Some((target, key));
             p.inject = Some(inj);
+            p.applied_remote = Some(fault);
             (p, qp_acc, noacc)
         }
         Inject::Local { op, fault, len } => {

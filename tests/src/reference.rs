@@ -13,7 +13,7 @@ use std::ops::Range;
 use rocenic_proto::abi::verbs::{WcOpcode, WcStatus};
 
 use crate::case::Side;
-use crate::plan::{Addr, Fate, Kind, KeyRef, Plan, RecvFate, Zone};
+use crate::plan::{Addr, Fate, KeyRef, Kind, Plan, RecvFate, Zone};
 
 /// SplitMix64: reproducible bytes for the memory patterns.
 #[derive(Debug, Clone)]
@@ -93,6 +93,10 @@ pub struct Expected {
     pub recv: BTreeMap<(Side, usize), Vec<ExpWc>>,
     /// Fetch-adds on each side's shared counter, and the counter's initial value.
     pub shared: [(u64, Vec<SharedUse>); 2],
+    /// The byte ranges of each side's buffer the device may touch by DMA: what the work
+    /// requests name (local SGEs, remote targets, receive buffers), sorted and merged. A
+    /// request that must fail its protection check names nothing on the side it fails.
+    pub dma_ok: [Vec<Range<usize>>; 2],
 }
 
 fn rd64(m: &[u8], at: usize) -> u64 {
@@ -194,6 +198,20 @@ pub fn expect(plan: &mut Plan, images: &[Vec<u8>; 2]) -> Expected {
                 }
             }
         }
+        if let Fate::Fail {
+            status: WcStatus::RnrRetryExcErr,
+            ..
+        } = op.fate
+        {
+            // The responder looks for a receive only at the last packet of a WRITE with
+            // immediate (only that opcode says "with immediate"), so the earlier packets'
+            // data is placed; after the error it is undefined, as in IB.
+            if op.kind == Kind::WriteImm && op.len > plan.pmtu {
+                if let Some(Addr::Buf(r)) = op.remote.map(|r| r.addr) {
+                    dont_care[peer].push(r as usize..r as usize + op.len as usize);
+                }
+            }
+        }
         let wc = match op.fate {
             Fate::Ok if !op.signaled => None,
             Fate::Ok => Some(ExpWc {
@@ -283,5 +301,63 @@ pub fn expect(plan: &mut Plan, images: &[Vec<u8>; 2]) -> Expected {
         send,
         recv,
         shared,
+        dma_ok: dma_ranges(plan),
     }
+}
+
+/// See [`Expected::dma_ok`].
+fn dma_ranges(plan: &Plan) -> [Vec<Range<usize>>; 2] {
+    let mut r: [Vec<Range<usize>>; 2] = Default::default();
+    let mut add = |side: Side, a: Addr, len: u32| {
+        if let Addr::Buf(o) = a {
+            if o >= 0 && len > 0 {
+                r[side.idx()].push(o as usize..o as usize + len as usize);
+            }
+        }
+    };
+    for op in &plan.ops {
+        let inj = op.injected;
+        let local_bad = inj
+            && op.fate
+                == Fate::Fail {
+                    status: WcStatus::LocProtErr,
+                    vendor_err: None,
+                };
+        let rnr = matches!(
+            op.fate,
+            Fate::Fail {
+                status: WcStatus::RnrRetryExcErr,
+                ..
+            }
+        );
+        if let Some(l) = op.local {
+            if !local_bad {
+                add(op.side, l.addr, l.len);
+            }
+        }
+        if let Some(t) = op.remote {
+            // A failing request's target is refused before any byte moves; an RNR-failed
+            // WRITE_WITH_IMM placed its first packets.
+            if !inj || rnr {
+                let len = if op.kind.is_atomic() { 8 } else { op.len };
+                add(op.side.peer(), t.addr, len);
+            }
+        }
+        if let Some(k) = op.recv {
+            let rv = &plan.recvs[k];
+            add(rv.side, Addr::Buf(rv.off as i64), rv.len);
+        }
+    }
+    for v in r.iter_mut() {
+        v.sort_by_key(|x| x.start);
+        let mut merged: Vec<Range<usize>> = Vec::new();
+        for x in v.drain(..) {
+            match merged.last_mut() {
+                Some(m) if x.start <= m.end => m.end = m.end.max(x.end),
+                _ => merged.push(x),
+            }
+        }
+        *v = merged;
+    }
+    r
 }
