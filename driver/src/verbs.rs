@@ -1197,28 +1197,19 @@ impl Context {
                 queue: "send queue",
             }));
         }
-        let mut failure = None;
         let start = e.sq.pi;
-        for (i, wr) in wrs.iter().enumerate() {
-            let res = build_send_wqe(&mut **be, qpn, &e.cap, wr).and_then(|wqe| {
-                if e.sq.free() == 0 {
-                    return Err(Error::SqFull {
-                        qpn,
-                        depth: e.sq.outstanding(),
-                    });
-                }
-                be.mem_write(e.sq.slot_va(e.sq.pi), &wqe.to_bytes())?;
-                e.sq.pi = e.sq.pi.wrapping_add(1);
-                Ok(())
-            });
-            if let Err(error) = res {
-                failure = Some(PostError {
-                    index_of_first_bad_wr: i,
-                    error,
+        let failure = first_failure(wrs, |wr| {
+            let wqe = build_send_wqe(&mut **be, qpn, &e.cap, wr)?;
+            if e.sq.free() == 0 {
+                return Err(Error::SqFull {
+                    qpn,
+                    depth: e.sq.outstanding(),
                 });
-                break;
             }
-        }
+            be.mem_write(e.sq.slot_va(e.sq.pi), &wqe.to_bytes())?;
+            e.sq.pi = e.sq.pi.wrapping_add(1);
+            Ok(())
+        });
         if e.sq.pi != start {
             be.bar_write(regs::sq_doorbell(qpn), e.sq.pi);
         }
@@ -1242,40 +1233,30 @@ impl Context {
                 queue: "receive queue",
             }));
         }
-        let mut failure = None;
         let start = e.rq.pi;
-        for (i, wr) in wrs.iter().enumerate() {
-            let res = (|| {
-                if wr.sg_list.len() > e.cap.max_recv_sge as usize {
-                    return Err(Error::TooManySge {
-                        qpn,
-                        n: wr.sg_list.len(),
-                        max: e.cap.max_recv_sge,
-                    });
-                }
-                if e.rq.free() == 0 {
-                    return Err(Error::RqFull {
-                        qpn,
-                        depth: e.rq.outstanding(),
-                    });
-                }
-                let wqe = RecvWqe {
-                    wr_id: wr.wr_id,
-                    num_sge: wr.sg_list.len() as u8,
-                    sge: wr.sg_list.first().copied().unwrap_or_default(),
-                };
-                be.mem_write(e.rq.slot_va(e.rq.pi), &wqe.to_bytes())?;
-                e.rq.pi = e.rq.pi.wrapping_add(1);
-                Ok(())
-            })();
-            if let Err(error) = res {
-                failure = Some(PostError {
-                    index_of_first_bad_wr: i,
-                    error,
+        let failure = first_failure(wrs, |wr| {
+            if wr.sg_list.len() > e.cap.max_recv_sge as usize {
+                return Err(Error::TooManySge {
+                    qpn,
+                    n: wr.sg_list.len(),
+                    max: e.cap.max_recv_sge,
                 });
-                break;
             }
-        }
+            if e.rq.free() == 0 {
+                return Err(Error::RqFull {
+                    qpn,
+                    depth: e.rq.outstanding(),
+                });
+            }
+            let wqe = RecvWqe {
+                wr_id: wr.wr_id,
+                num_sge: wr.sg_list.len() as u8,
+                sge: wr.sg_list.first().copied().unwrap_or_default(),
+            };
+            be.mem_write(e.rq.slot_va(e.rq.pi), &wqe.to_bytes())?;
+            e.rq.pi = e.rq.pi.wrapping_add(1);
+            Ok(())
+        });
         if e.rq.pi != start {
             be.bar_write(regs::rq_doorbell(qpn), e.rq.pi);
         }
@@ -1516,3 +1497,14 @@ fn build_send_wqe(be: &mut dyn Backend, qpn: u32, cap: &QpCap, wr: &SendWr) -> R
 
 #[cfg(test)]
 mod tests;
+
+/// Posts work requests in order with `post` until one fails, and returns that failure
+/// with its index (ibverbs' `bad_wr`); the requests before it stay posted.
+fn first_failure<W>(wrs: &[W], mut post: impl FnMut(&W) -> Result<()>) -> Option<PostError> {
+    wrs.iter().enumerate().find_map(|(i, wr)| {
+        post(wr).err().map(|error| PostError {
+            index_of_first_bad_wr: i,
+            error,
+        })
+    })
+}
