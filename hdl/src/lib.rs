@@ -47,6 +47,9 @@
 //! - [`icrc::Icrc`]: the RoCE v2 ICRC, generate (TX) or check (RX), 64 bytes per cycle.
 //! - [`gf2::Gf2Map`]: `y = M·x` over GF(2), the leaf under every CRC.
 //! - [`gf2_step::Gf2Step`]: `y = en ? M·x : x`, for log-depth "advance by k" chains.
+//! - [`dma_rd_mux::DmaReadMux`], [`dma_wr_mux::DmaWriteMux`]: two DMA clients on one port
+//!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients).
+//! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
 //!
@@ -57,7 +60,10 @@
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
 pub mod bench;
+pub mod cat;
 pub mod crc32;
+pub mod dma_rd_mux;
+pub mod dma_wr_mux;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
@@ -82,17 +88,28 @@ pub enum Design {
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
+    /// Two DMA read clients on one port ([`dma_rd_mux::DmaReadMux`]).
+    DmaReadMux,
+    /// Two DMA write clients on one port ([`dma_wr_mux::DmaWriteMux`]).
+    DmaWriteMux,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 2] = [Design::IcrcCheck, Design::IcrcGenerate];
+    pub const ALL: [Design; 4] = [
+        Design::IcrcCheck,
+        Design::IcrcGenerate,
+        Design::DmaReadMux,
+        Design::DmaWriteMux,
+    ];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
+            Design::DmaReadMux => "dma-rd-mux",
+            Design::DmaWriteMux => "dma-wr-mux",
         }
     }
 
@@ -106,6 +123,8 @@ impl Design {
         match self {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
+            Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
+            Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
         }
     }
 }
