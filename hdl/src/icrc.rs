@@ -235,6 +235,15 @@ pub fn beat_from_bytes(bytes: &[u8; BEAT_BYTES]) -> Bits<DATA_BITS> {
     bits_from_words(&words)
 }
 
+/// The bytes of a beat, lane 0 first (the inverse of [`beat_from_bytes`]).
+pub fn bytes_from_beat(beat: &Bits<DATA_BITS>) -> [u8; BEAT_BYTES] {
+    let mut out = [0u8; BEAT_BYTES];
+    for (i, chunk) in out.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&beat.get_bits::<64>(64 * i).to_u64().to_le_bytes());
+    }
+    out
+}
+
 impl Icrc {
     /// An engine for frames whose IPv4 header starts at byte 14 (Ethernet, no VLAN tag).
     pub fn new(mode: IcrcMode) -> Icrc {

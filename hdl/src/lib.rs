@@ -49,6 +49,8 @@
 //! - [`gf2_step::Gf2Step`]: `y = en ? M·x : x`, for log-depth "advance by k" chains.
 //! - [`dma_rd_mux::DmaReadMux`], [`dma_wr_mux::DmaWriteMux`]: two DMA clients on one port
 //!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients).
+//! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
+//!   [`cqe_beat::CqeBeat`] lays a CQE out as one beat.
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
@@ -61,6 +63,8 @@
 
 pub mod bench;
 pub mod cat;
+pub mod completion;
+pub mod cqe_beat;
 pub mod crc32;
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
@@ -92,15 +96,18 @@ pub enum Design {
     DmaReadMux,
     /// Two DMA write clients on one port ([`dma_wr_mux::DmaWriteMux`]).
     DmaWriteMux,
+    /// The completion engine ([`completion::Completion`]).
+    Completion,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 4] = [
+    pub const ALL: [Design; 5] = [
         Design::IcrcCheck,
         Design::IcrcGenerate,
         Design::DmaReadMux,
         Design::DmaWriteMux,
+        Design::Completion,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -110,6 +117,7 @@ impl Design {
             Design::IcrcGenerate => "icrc-generate",
             Design::DmaReadMux => "dma-rd-mux",
             Design::DmaWriteMux => "dma-wr-mux",
+            Design::Completion => "completion",
         }
     }
 
@@ -125,6 +133,7 @@ impl Design {
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
+            Design::Completion => generate_verilog(&mut completion::Completion::default()),
         }
     }
 }
