@@ -31,6 +31,7 @@ pub mod iommu;
 pub mod link;
 pub mod pcap;
 pub mod rtl;
+pub mod rtl_device;
 pub mod udp_wire;
 pub mod world;
 
