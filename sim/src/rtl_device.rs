@@ -321,6 +321,8 @@ pub struct RtlDeviceStats {
     pub tx_frames: u64,
     /// Beats taken from MAC TX.
     pub tx_beats: u64,
+    /// DMA reads and writes accepted inside `bar_read`, served at the next `tick`.
+    pub dma_deferred: u64,
     /// Errors recorded (including those past [`MAX_KEPT_ERRORS`]).
     pub errors: u64,
 }
@@ -552,6 +554,9 @@ pub struct RtlDevice {
     stats: RtlDeviceStats,
     errors: Vec<RtlDeviceError>,
     words: [u32; BEAT_WORDS],
+    /// Last value written to each narrow input (by port index), so unchanged inputs cost
+    /// no call into the model; `u64::MAX` = unknown.
+    shadow: Vec<u64>,
 }
 
 impl std::fmt::Debug for RtlDevice {
@@ -616,7 +621,9 @@ impl RtlDevice {
             },
             errors: Vec::new(),
             words: [0; BEAT_WORDS],
+            shadow: Vec::new(),
         };
+        dev.shadow = vec![u64::MAX; dev.model.ports().len()];
         dev.reset()?;
         Ok(dev)
     }
@@ -701,6 +708,16 @@ impl RtlDevice {
         self.record(RtlDeviceError::Rtl(e));
     }
 
+    /// Sets a narrow input unless it already holds `v`.
+    fn put(&mut self, port: Port, v: u64) -> Result<(), RtlError> {
+        let slot = &mut self.shadow[port.index as usize];
+        if *slot != v {
+            *slot = v;
+            self.model.set(port, v)?;
+        }
+        Ok(())
+    }
+
     fn half(&self) -> u64 {
         crate::rtl::DEFAULT_HALF_PERIOD
     }
@@ -710,7 +727,9 @@ impl RtlDevice {
             .set_time(self.cycles * 2 * self.half() + self.half());
         self.model.set(self.p.clock, 0)?;
         self.model.eval()?;
-        self.model.dump_trace();
+        if self.model.is_tracing() {
+            self.model.dump_trace();
+        }
         Ok(())
     }
 
@@ -718,7 +737,9 @@ impl RtlDevice {
         self.model.set_time((self.cycles + 1) * 2 * self.half());
         self.model.set(self.p.clock, 1)?;
         self.model.eval()?;
-        self.model.dump_trace();
+        if self.model.is_tracing() {
+            self.model.dump_trace();
+        }
         self.cycles += 1;
         Ok(())
     }
@@ -856,11 +877,14 @@ impl RtlDevice {
                         err,
                     }
                 }
-                None => WriteEntry {
-                    err: bad_len,
-                    job: Some(job),
-                    due: 0,
-                },
+                None => {
+                    self.stats.dma_deferred += 1;
+                    WriteEntry {
+                        err: bad_len,
+                        job: Some(job),
+                        due: 0,
+                    }
+                }
             };
             self.wr_done.push_back(entry);
         }
@@ -879,12 +903,12 @@ impl RtlDevice {
         match self.reg_q.front() {
             Some(r) => {
                 let r = *r;
-                self.model.set(p.reg_valid, 1)?;
-                self.model.set(p.reg_write, u64::from(r.write))?;
-                self.model.set(p.reg_addr, u64::from(r.offset & 0x1_fffc))?;
-                self.model.set(p.reg_wdata, u64::from(r.value))?;
+                self.put(p.reg_valid, 1)?;
+                self.put(p.reg_write, u64::from(r.write))?;
+                self.put(p.reg_addr, u64::from(r.offset & 0x1_fffc))?;
+                self.put(p.reg_wdata, u64::from(r.value))?;
             }
-            None => self.model.set(p.reg_valid, 0)?,
+            None => self.put(p.reg_valid, 0)?,
         }
 
         let mut resp_valid = false;
@@ -907,14 +931,14 @@ impl RtlDevice {
                     };
                     let tag = e.tag;
                     self.model.set_wide(p.rd_resp_data, &self.words)?;
-                    self.model.set(p.rd_resp_tag, u64::from(tag))?;
-                    self.model.set(p.rd_resp_last, u64::from(last))?;
-                    self.model.set(p.rd_resp_err, u64::from(err))?;
+                    self.put(p.rd_resp_tag, u64::from(tag))?;
+                    self.put(p.rd_resp_last, u64::from(last))?;
+                    self.put(p.rd_resp_err, u64::from(err))?;
                     self.rd_driven = Some((self.rd_head_serial, i));
                 }
             }
         }
-        self.model.set(p.rd_resp_valid, u64::from(resp_valid))?;
+        self.put(p.rd_resp_valid, u64::from(resp_valid))?;
 
         let status = self
             .wr_done
@@ -927,12 +951,12 @@ impl RtlDevice {
             .set(p.wr_status_err, u64::from(status == Some(true)))?;
 
         let outstanding = self.rd_q.len();
-        self.model.set(
+        self.put(
             p.rd_req_ready,
             u64::from(outstanding < self.cfg.max_outstanding_reads),
         )?;
         let writes_open = self.wr_reqs.len() + self.wr_done.len();
-        self.model.set(
+        self.put(
             p.wr_req_ready,
             u64::from(writes_open < self.cfg.max_outstanding_writes),
         )?;
@@ -940,9 +964,9 @@ impl RtlDevice {
         // Byte-credit pacing: a beat may start while the channel frees up during `now`.
         let data_ready = self.wr_free < (now + 1) * bpc
             && self.wr_chunks.len() < self.cfg.max_outstanding_writes;
-        self.model.set(p.wr_data_ready, u64::from(data_ready))?;
+        self.put(p.wr_data_ready, u64::from(data_ready))?;
         let tx_ready = self.tx_ready_now();
-        self.model.set(p.tx_tready, u64::from(tx_ready))?;
+        self.put(p.tx_tready, u64::from(tx_ready))?;
 
         let mut rx_last = false;
         match &self.rx_cur {
@@ -958,12 +982,12 @@ impl RtlDevice {
                     (1u64 << n) - 1
                 };
                 self.model.set_wide(p.rx_tdata, &self.words)?;
-                self.model.set(p.rx_tkeep, keep)?;
-                self.model.set(p.rx_tlast, u64::from(rx_last))?;
-                self.model.set(p.rx_tuser, 0)?;
-                self.model.set(p.rx_tvalid, 1)?;
+                self.put(p.rx_tkeep, keep)?;
+                self.put(p.rx_tlast, u64::from(rx_last))?;
+                self.put(p.rx_tuser, 0)?;
+                self.put(p.rx_tvalid, 1)?;
             }
-            None => self.model.set(p.rx_tvalid, 0)?,
+            None => self.put(p.rx_tvalid, 0)?,
         }
 
         // ---- settle and sample the cycle's handshakes ----
@@ -1005,7 +1029,10 @@ impl RtlDevice {
                     }
                     st
                 }
-                None => ReadState::Deferred { addr },
+                None => {
+                    self.stats.dma_deferred += 1;
+                    ReadState::Deferred { addr }
+                }
             };
             self.rd_q.push_back(ReadEntry {
                 tag,
