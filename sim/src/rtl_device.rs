@@ -181,6 +181,16 @@ impl Default for RtlDeviceConfig {
 }
 
 impl RtlDeviceConfig {
+    /// The trace format [`trace`](Self::trace) asks for by its extension, to pass to
+    /// `ModelBuilder::trace_opt` so the model is built with the matching tracing (a
+    /// `--trace FILE` flag needs nothing more). `None` without a trace or for another
+    /// extension (then [`RtlDevice::new`] reports the mismatch).
+    pub fn trace_format(&self) -> Option<crate::rtl::TraceFormat> {
+        self.trace
+            .as_deref()
+            .and_then(crate::rtl::TraceFormat::from_path)
+    }
+
     /// Refuses values the adapter cannot work with.
     pub fn validate(&self) -> Result<(), RtlDeviceError> {
         let bad = |m: &str| Err(RtlDeviceError::InvalidConfig(m.to_string()));
@@ -863,8 +873,9 @@ impl RtlDevice {
                 job.keep.iter_mut().for_each(|k| *k = false);
             } else if beats != len.div_ceil(BEAT_BYTES) || !contract_keep {
                 self.protocol(format!(
-                    "DMA write of {len} bytes at {addr:#x} came with {beats} beats and keep not \
-                     covering exactly its bytes: wrote the bytes whose keep bit is set"
+                    "DMA write of {len} bytes at {addr:#x} came with {beats} beats (want {}) \
+                     or keep not covering exactly its bytes: wrote the bytes whose keep bit is set",
+                    len.div_ceil(BEAT_BYTES)
                 ));
             }
             let bad_len = len == 0 || len > MAX_DMA_LEN;
@@ -1103,11 +1114,15 @@ impl RtlDevice {
                 ));
             }
             let bytes = unpack(&self.words);
-            self.tx_cur.extend(
-                (0..BEAT_BYTES)
-                    .filter(|&j| keep >> j & 1 == 1)
-                    .map(|j| bytes[j]),
-            );
+            if contiguous {
+                self.tx_cur.extend_from_slice(&bytes[..n]);
+            } else {
+                self.tx_cur.extend(
+                    (0..BEAT_BYTES)
+                        .filter(|&j| keep >> j & 1 == 1)
+                        .map(|j| bytes[j]),
+                );
+            }
             if last {
                 self.tx_frames.push(std::mem::take(&mut self.tx_cur));
                 self.stats.tx_frames += 1;
