@@ -26,6 +26,7 @@ mod reg {
     pub const COUNT: u32 = 0x20;
     pub const RESP_STALL: u32 = 0x24;
     pub const HOLD: u32 = 0x28;
+    pub const FATAL: u32 = 0x2C;
     pub const STATUS: u32 = 0x40;
     pub const LAT_FIRST: u32 = 0x44;
     pub const SPAN: u32 = 0x48;
@@ -339,6 +340,28 @@ fn contract_breaches_are_recorded_and_answered_with_an_error_beat() {
         assert!(e.to_string().contains(len), "{e}");
     }
     assert_eq!(w.dma_stats(n).reads, 0, "nothing read for a bad request");
+}
+
+#[test]
+fn a_fatal_error_stops_the_device_without_stopping_the_world() {
+    let (mut w, n) = world_with(RtlDeviceConfig::default());
+    w.bar_write(n, reg::FATAL, 1);
+    w.advance(10);
+    let d = dev(&w, n);
+    assert!(d.is_dead());
+    assert!(
+        matches!(d.errors(), [RtlDeviceError::Rtl(e)] if e.to_string().contains("fatal requested")),
+        "{:?}",
+        d.errors()
+    );
+    assert_eq!(w.device(n).next_event(w.now()), None);
+    assert_eq!(w.bar_read(n, reg::SCRATCH0), DEAD_READ);
+    assert!(matches!(
+        dev(&w, n).errors().last(),
+        Some(RtlDeviceError::Dead { offset: 0 })
+    ));
+    w.advance(100); // ticks of a dead device are no-ops
+    assert_eq!(w.now(), 110);
 }
 
 fn burst(w: &mut World, n: NodeId, src: u64, len: usize, count: u32) -> (u32, u32, u32) {

@@ -12,6 +12,7 @@
 //   0x20        COUNT        reads in a burst (1..=255)
 //   0x24        RESP_STALL   bit 0: dma_rd_resp_ready low on odd cycles
 //   0x28        HOLD         write n: reg_ready low for the next n cycles
+//   0x2C        FATAL        write: $fatal (tests the adapter's handling of a dead model)
 //   0x40        STATUS (ro)  bit 0 busy, bit 1 read error beat seen, bit 2 write status error
 //   0x44        LAT_FIRST    cycles from the first read request to its first response beat
 //   0x48        SPAN         cycles from the first to the last response beat of a GO
@@ -169,6 +170,7 @@ module top (
           17'h20: count <= reg_wdata;
           17'h24: resp_stall <= reg_wdata;
           17'h28: hold <= reg_wdata;
+          17'h2C: $fatal(1, "contract_top: fatal requested by a register write");
           default: ;
         endcase
       end
