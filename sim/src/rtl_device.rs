@@ -565,8 +565,8 @@ pub struct RtlDevice {
     errors: Vec<RtlDeviceError>,
     words: [u32; BEAT_WORDS],
     /// Last value written to each narrow input (by port index), so unchanged inputs cost
-    /// no call into the model; `u64::MAX` = unknown.
-    shadow: Vec<u64>,
+    /// no call into the model; `None` = not written yet.
+    shadow: Vec<Option<u64>>,
 }
 
 impl std::fmt::Debug for RtlDevice {
@@ -633,7 +633,7 @@ impl RtlDevice {
             words: [0; BEAT_WORDS],
             shadow: Vec::new(),
         };
-        dev.shadow = vec![u64::MAX; dev.model.ports().len()];
+        dev.shadow = vec![None; dev.model.ports().len()];
         dev.reset()?;
         Ok(dev)
     }
@@ -721,8 +721,8 @@ impl RtlDevice {
     /// Sets a narrow input unless it already holds `v`.
     fn put(&mut self, port: Port, v: u64) -> Result<(), RtlError> {
         let slot = &mut self.shadow[port.index as usize];
-        if *slot != v {
-            *slot = v;
+        if *slot != Some(v) {
+            *slot = Some(v);
             self.model.set(port, v)?;
         }
         Ok(())

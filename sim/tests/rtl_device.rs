@@ -521,6 +521,49 @@ fn frames_loop_back_bit_for_bit_and_back_to_back() {
 }
 
 #[test]
+fn two_rtl_devices_share_the_worlds_links_faults_and_taps() {
+    let mut w = World::new(WorldConfig::default()).unwrap();
+    let a = w.add_node(RtlDevice::new(lib(), RtlDeviceConfig::default()).unwrap());
+    let b = w.add_node(RtlDevice::new(lib(), RtlDeviceConfig::default()).unwrap());
+    // a -> b duplicates every frame; b -> a loses every frame, so the echo stops there.
+    let dup = rocenic_sim::FaultConfig {
+        duplicate: 1.0,
+        seed: 1,
+        ..Default::default()
+    };
+    let loss = rocenic_sim::FaultConfig {
+        loss: 1.0,
+        seed: 2,
+        ..Default::default()
+    };
+    let ab = rocenic_sim::LinkConfig::with_faults(dup);
+    let latency = ab.latency_cycles;
+    w.connect(a, b, ab, rocenic_sim::LinkConfig::with_faults(loss))
+        .unwrap();
+    let buf = SharedBuffer::default();
+    w.add_tap(TapPoint::Delivered, Some(b), buf.clone())
+        .unwrap();
+    let frame = pattern(1000, 7);
+    w.inject_rx(a, frame.clone());
+    w.advance(2_000);
+    w.close_taps().unwrap();
+    let at_b = read_pcap(&buf.contents()[..]).unwrap();
+    assert_eq!(at_b.len(), 2, "sent once, duplicated by the link");
+    assert!(at_b.iter().all(|(_, f)| *f == frame));
+    // a sent its echo in its tick; the link adds its latency before b sees it.
+    assert!(at_b[0].0 >= latency);
+    let (sa, sb) = (dev(&w, a).stats(), dev(&w, b).stats());
+    assert_eq!((sa.rx_frames, sa.tx_frames), (1, 1));
+    assert_eq!((sb.rx_frames, sb.tx_frames), (2, 2));
+    assert_eq!(w.link_stats(b).unwrap().lost, 2);
+    assert_eq!(
+        w.bar_read(a, reg::RX_FRAMES),
+        1,
+        "b's echoes never reached a"
+    );
+}
+
+#[test]
 fn tx_ready_throttle_slows_but_keeps_frames_intact() {
     let frames: Vec<Vec<u8>> = (0..8).map(|i| pattern(60 + 70 * i, i as u8)).collect();
     let cfg = RtlDeviceConfig {
