@@ -15,6 +15,8 @@
 //!   ([`RtlDevice::errors`]) and counted as lost: the port has no tags, so an answer
 //!   that comes after the timeout would be taken for the next read's (a known limit; with
 //!   the 50 us default such an answer breaks the contract anyway).
+//!   An offset at or past [`BAR0_SIZE`] (128 KiB) never reaches the engine
+//!   ([`RtlDeviceError::BadOffset`]; a read returns `0xFFFF_FFFF`).
 //! - **Cycles inside `bar_read` are not world time.** The [`Device`] trait reads registers
 //!   between two world cycles, so the clock cycles run inside `bar_read` happen "between"
 //!   world cycles (an MMIO read on a real host is a stall of the CPU, not of the NIC). They
@@ -74,6 +76,8 @@ pub const DEAD_READ: u32 = 0xFFFF_FFFF;
 /// Where the port contract is written down.
 pub const CONTRACT: &str =
     "the engine top port contract (docs/rtl-architecture.md, \"The engine's top-level ports\")";
+/// BAR0 size: the register port's 17-bit byte address.
+pub const BAR0_SIZE: u32 = 1 << 17;
 /// Errors kept by [`RtlDevice::errors`]; later ones are only counted.
 pub const MAX_KEPT_ERRORS: usize = 1024;
 
@@ -279,6 +283,15 @@ pub enum RtlDeviceError {
         cycle: u64,
         /// What happened and how the adapter handled it.
         what: String,
+    },
+    /// A BAR access at or past [`BAR0_SIZE`]: it never reaches the engine (on PCIe it
+    /// would not hit the BAR); a read returns `0xFFFF_FFFF`, a write is dropped.
+    #[error("BAR0 {} at {offset:#x} is outside the {BAR0_SIZE}-byte BAR; not issued", if *.write { "write" } else { "read" })]
+    BadOffset {
+        /// The offset.
+        offset: u32,
+        /// Whether it was a write.
+        write: bool,
     },
     /// A BAR read of a device stopped by an earlier fatal error.
     #[error("BAR0 read at {offset:#x} of a device stopped by an RTL error; returned 0xFFFF_FFFF")]
@@ -916,7 +929,8 @@ impl RtlDevice {
                 let r = *r;
                 self.put(p.reg_valid, 1)?;
                 self.put(p.reg_write, u64::from(r.write))?;
-                self.put(p.reg_addr, u64::from(r.offset & 0x1_fffc))?;
+                // A 32-bit access: the low two offset bits select nothing.
+                self.put(p.reg_addr, u64::from(r.offset & (BAR0_SIZE - 4)))?;
                 self.put(p.reg_wdata, u64::from(r.value))?;
             }
             None => self.put(p.reg_valid, 0)?,
@@ -1203,6 +1217,13 @@ impl Device for RtlDevice {
             self.record(RtlDeviceError::Dead { offset });
             return DEAD_READ;
         }
+        if offset >= BAR0_SIZE {
+            self.record(RtlDeviceError::BadOffset {
+                offset,
+                write: false,
+            });
+            return DEAD_READ;
+        }
         match self.read_reg(offset) {
             Ok(v) => v,
             Err(e) => {
@@ -1213,7 +1234,12 @@ impl Device for RtlDevice {
     }
 
     fn bar_write(&mut self, offset: u32, value: u32) {
-        if !self.dead {
+        if offset >= BAR0_SIZE {
+            self.record(RtlDeviceError::BadOffset {
+                offset,
+                write: true,
+            });
+        } else if !self.dead {
             self.reg_q.push_back(RegReq {
                 write: true,
                 offset,

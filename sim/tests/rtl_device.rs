@@ -136,6 +136,26 @@ fn bar_writes_are_posted_and_reads_see_them_in_order() {
     w.advance(10);
     assert_eq!(w.bar_read(n, reg::SCRATCH0), 0xdead_beef);
     assert_eq!(w.bar_read(n, 0x100), 0xBAD0_0100);
+    // Outside the 128 KiB BAR: never reaches the engine.
+    w.bar_write(n, 0x2_0000, 1);
+    assert_eq!(w.bar_read(n, 0x2_0004), DEAD_READ);
+    let errs = w.device_as_mut::<RtlDevice>(n).unwrap().take_errors();
+    assert!(
+        matches!(
+            errs.as_slice(),
+            [
+                RtlDeviceError::BadOffset {
+                    offset: 0x2_0000,
+                    write: true
+                },
+                RtlDeviceError::BadOffset {
+                    offset: 0x2_0004,
+                    write: false
+                }
+            ]
+        ),
+        "{errs:?}"
+    );
     // The design counts its own cycles: reset is not counted (held in reset), world and
     // bar_read cycles are.
     let cyc = w.bar_read(n, reg::CYCLE) as u64;
