@@ -970,10 +970,8 @@ impl RtlDevice {
             .front()
             .filter(|w| w.job.is_none() && w.due <= now)
             .map(|w| w.err);
-        self.model
-            .set(p.wr_status_valid, u64::from(status.is_some()))?;
-        self.model
-            .set(p.wr_status_err, u64::from(status == Some(true)))?;
+        self.put(p.wr_status_valid, u64::from(status.is_some()))?;
+        self.put(p.wr_status_err, u64::from(status == Some(true)))?;
 
         let outstanding = self.rd_q.len();
         self.put(
@@ -1281,6 +1279,12 @@ impl Device for RtlDevice {
         (!self.dead).then_some(now + 1)
     }
 }
+
+/// A device moves between threads with its world (a driver backend may run it on its own).
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<RtlDevice>();
+};
 
 /// Packs up to 64 bytes into 16 little-endian words (byte 0 in bits 7:0), zero-filled.
 fn pack(bytes: &[u8], words: &mut [u32; BEAT_WORDS]) {
