@@ -19,7 +19,8 @@
 //!
 //! - [`rtl`]: Verilated RTL: builds Verilog with Verilator at run time (cached) and drives
 //!   it through a safe [`rtl::VerilatedModel`]. A Verilated RTL device plugs into [`World`]
-//!   as any other [`Device`].
+//!   as any other [`Device`]: [`rtl_device::RtlDevice`] adapts a Verilated engine with the
+//!   top port contract (register port, DMA streams with the timing of [`dma`], MAC).
 //!
 //! `unsafe` is denied everywhere except `rtl::ffi`, the FFI to the Verilated libraries.
 #![deny(unsafe_code)]
@@ -31,6 +32,7 @@ pub mod iommu;
 pub mod link;
 pub mod pcap;
 pub mod rtl;
+pub mod rtl_device;
 pub mod udp_wire;
 pub mod world;
 
