@@ -51,6 +51,7 @@
 //!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients).
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`cqe_beat::CqeBeat`] lays a CQE out as one beat.
+//! - [`qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round robin.
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
@@ -73,6 +74,7 @@ pub mod gf2;
 pub mod gf2_step;
 pub mod icrc;
 pub mod masked_load;
+pub mod qp_timers;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -98,16 +100,19 @@ pub enum Design {
     DmaWriteMux,
     /// The completion engine ([`completion::Completion`]).
     Completion,
+    /// Per-QP ACK/RNR timers for 256 QPs ([`qp_timers::QpTimers`]).
+    QpTimers,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 5] = [
+    pub const ALL: [Design; 6] = [
         Design::IcrcCheck,
         Design::IcrcGenerate,
         Design::DmaReadMux,
         Design::DmaWriteMux,
         Design::Completion,
+        Design::QpTimers,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -118,6 +123,7 @@ impl Design {
             Design::DmaReadMux => "dma-rd-mux",
             Design::DmaWriteMux => "dma-wr-mux",
             Design::Completion => "completion",
+            Design::QpTimers => "qp-timers",
         }
     }
 
@@ -134,6 +140,7 @@ impl Design {
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
+            Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<8>::default()),
         }
     }
 }
