@@ -4,13 +4,15 @@
 #
 # Parameter names are the IP's CONFIG.* properties (PG195, PG203 and what Vivado's IP
 # customisation writes); they are not checked here (no Vivado on the development machines):
-# docs/flashing.md says what to do if one is refused.
+# docs/flashing.md says what to do if one is refused. (Some XDMA releases spell descriptor
+# bypass as a mode, CONFIG.dsc_byp_mode, instead of the per-channel bit masks used here.)
 
 # ------------------------------------------------------------------ PCIe: XDMA
 # Gen3 x16 (8.0 GT/s) with a 512-bit user interface at 250 MHz: the engine's core clock.
 # AXI4-Stream mode, one H2C and one C2H channel, descriptor bypass on both (the engine hands
 # the DMA its own host addresses), channel status ports, AXI4-Lite master on BAR0 (128 KiB,
 # proto::abi::regs::BAR0_SIZE) and the AXI4-Lite slave used to start the channels.
+# MSI stays at its default (enabled, unused: the driver polls; usr_irq_req is tied low).
 # Vendor/device ID 10ee:903f (what the driver's tests expect; any ID works, the driver
 # identifies the NIC by its ID register), class 0x020000 (Ethernet controller).
 create_ip -name xdma -vendor xilinx.com -library ip -version 4.1 -module_name xdma_0 -dir $ip_dir
@@ -35,14 +37,11 @@ set_property -dict [list \
     CONFIG.axilite_master_scale {Kilobytes} \
     CONFIG.pciebar2axibar_axil_master {0x00000000} \
     CONFIG.cfg_mgmt_if {false} \
-    CONFIG.pf0_interrupt_pin {NONE} \
-    CONFIG.pf0_msi_enabled {false} \
     CONFIG.xdma_num_usr_irq {1} \
     CONFIG.pf0_device_id {903F} \
     CONFIG.pf0_base_class_menu {Network_controller} \
     CONFIG.pf0_sub_class_interface_menu {Ethernet_controller} \
     CONFIG.pcie_extended_tag {true} \
-    CONFIG.dma_reset_source_sel {Phy_Ready} \
 ] [get_ips xdma_0]
 
 # ------------------------------------------------------------------ Ethernet: CMAC
