@@ -6,8 +6,9 @@
 //!   design has the contract's ports, else a stub of `top` generated from the contract table;
 //! - `make -C firmware/u55c test`: Verilator benches of the async FIFO (random clock ratios,
 //!   random valid/ready, scoreboard of every beat, the board's 250/322 MHz ratios), of the
-//!   XDMA adapter against a model of XDMA's bypass and stream channels, and of the BAR0
-//!   AXI4-Lite bridge against a random AXI4-Lite master and a register-port model;
+//!   XDMA adapter against a model of XDMA's bypass and stream channels, of the BAR0
+//!   AXI4-Lite bridge against a random AXI4-Lite master and a register-port model, and of
+//!   the CMAC bridge with the board's two clocks and a link going down and up;
 //! - the contract reader (`firmware/common/scripts/contract_stub.py`) itself: it accepts a
 //!   stub it generated and refuses a `top` with a port missing or of the wrong width.
 //!
@@ -109,12 +110,14 @@ fn async_fifo_and_adapter_benches_pass() {
         "{log}"
     );
     assert!(log.contains("axil regport: "), "{log}");
+    assert!(log.contains("all whole and in order"), "{log}");
     assert!(!log.contains("FAIL"), "{log}");
     for line in log.lines().filter(|l| {
         l.starts_with("random runs")
             || l.contains("MHz")
             || l.starts_with("xdma adapter")
             || l.starts_with("axil regport")
+            || l.starts_with("cmac bridge")
     }) {
         println!("{line}");
     }

@@ -14,8 +14,9 @@
 //   reader is faster than line rate (250 MHz x 64 B > 100 Gb/s), and a frame that still does
 //   not fit is dropped whole and counted (rx_drop pulses, in the core domain).
 // - While RX is not aligned the CMAC sends remote/local fault and TX is disabled; frames the
-//   engine sends meanwhile are drained and dropped at a frame boundary, so a dead link never
-//   stalls the engine's TX (a NIC drops on a down link; the peer's retransmission covers it).
+//   engine sends meanwhile are drained and dropped, so a dead link never stalls the engine's
+//   TX (a NIC drops on a down link; the peer's retransmission covers it). Both switches
+//   happen only between frames, so the wire never sees a frame cut short.
 module rocenic_cmac_bridge #(
     parameter int FIFO_ADDR_W = 8,
     parameter bit RSFEC = 1'b1   // RS-FEC on (100GBASE-SR4/CR4 switches expect clause 91)
@@ -72,6 +73,7 @@ module rocenic_cmac_bridge #(
     rocenic_sync_reset cmac_rs (.clk(cmac_clk), .arst(fifo_arst), .rst(cmac_rst));
 
     // ---------------------------------------------------------------- link bring-up
+    logic tx_pass;      // frames go to the CMAC (else drained); changes between frames only
     (* ASYNC_REG = "TRUE" *) logic [1:0] aligned_sync;
     always_ff @(posedge cmac_clk) begin
         if (cmac_rst) aligned_sync <= '0;
@@ -83,9 +85,11 @@ module rocenic_cmac_bridge #(
     assign ctl_rx_test_pattern = 1'b0;
     assign ctl_tx_test_pattern = 1'b0;
     assign ctl_tx_send_idle = 1'b0;
-    assign ctl_tx_enable = link_up;
-    assign ctl_tx_send_lfi = !link_up;
-    assign ctl_tx_send_rfi = !link_up;
+    // TX enable and the fault indications follow the link only between frames (tx_pass
+    // below): switching them inside a frame would cut it short on the wire.
+    assign ctl_tx_enable = tx_pass;
+    assign ctl_tx_send_lfi = !tx_pass;
+    assign ctl_tx_send_rfi = !tx_pass;
     assign ctl_rx_rsfec_enable = RSFEC;
     assign ctl_rx_rsfec_enable_correction = RSFEC;
     assign ctl_rx_rsfec_enable_indication = RSFEC;
@@ -95,7 +99,6 @@ module rocenic_cmac_bridge #(
     // ---------------------------------------------------------------- TX: core -> CMAC
     logic [575:0] txf_data;
     logic txf_last, txf_valid, txf_ready;
-    logic tx_pass;      // frames go to the CMAC (else drained); changes between frames only
     logic tx_in_frame;
     logic unused_tx_drop;
 
