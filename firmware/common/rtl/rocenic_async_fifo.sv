@@ -55,15 +55,15 @@ module rocenic_async_fifo #(
         if (ADDR_W < 2) $error("ADDR_W must be at least 2");
     end
 
-    function automatic logic [PW-1:0] bin2gray(input logic [PW-1:0] b);
-        return b ^ (b >> 1);
+    // (Verilog-2001 function style, so that yosys reads this file too.)
+    function automatic [PW-1:0] bin2gray(input [PW-1:0] b);
+        bin2gray = b ^ (b >> 1);
     endfunction
 
-    function automatic logic [PW-1:0] gray2bin(input logic [PW-1:0] g);
-        logic [PW-1:0] b;
-        b[PW-1] = g[PW-1];
-        for (int i = PW - 2; i >= 0; i--) b[i] = b[i+1] ^ g[i];
-        return b;
+    function automatic [PW-1:0] gray2bin(input [PW-1:0] g);
+        integer i;
+        gray2bin[PW-1] = g[PW-1];
+        for (i = PW - 2; i >= 0; i = i - 1) gray2bin[i] = gray2bin[i+1] ^ g[i];
     endfunction
 
     // Data in block RAM (synchronous read into out_q); the last flags also in a 1-bit-wide

@@ -8,8 +8,10 @@
 //
 // - TX uses frame mode: the CMAC aborts a frame whose tvalid falls before tlast (underflow),
 //   and the reader's clock is the faster one, so a frame may only start once it is whole.
-//   The FIFO must hold the largest frame: 2^FIFO_ADDR_W beats of 64 B (256 = 16 KiB covers a
-//   9 KB jumbo frame; the engine's frames are at most PMTU 4096 + headers, 66 beats).
+//   The FIFO must hold the largest frame: 2^FIFO_ADDR_W beats of 64 B. 512 beats (32 KiB)
+//   hold several 9 KB jumbo frames (the engine's own are at most PMTU 4096 + headers, 66
+//   beats) and cost no more block RAM than 256: a 577-bit FIFO is as many 512 x 72 RAMB36
+//   as its width needs, whichever depth up to 512 (yosys: 8 RAMB36 + 17 RAMB18 for both).
 // - RX has no backpressure (neither the CMAC nor the engine's mac_rx has a ready); the
 //   reader is faster than line rate (250 MHz x 64 B > 100 Gb/s), and a frame that still does
 //   not fit is dropped whole and counted (rx_drop pulses, in the core domain).
@@ -18,7 +20,7 @@
 //   TX (a NIC drops on a down link; the peer's retransmission covers it). Both switches
 //   happen only between frames, so the wire never sees a frame cut short.
 module rocenic_cmac_bridge #(
-    parameter int FIFO_ADDR_W = 8,
+    parameter int FIFO_ADDR_W = 9,
     parameter bit RSFEC = 1'b1   // RS-FEC on (100GBASE-SR4/CR4 switches expect clause 91)
 ) (
     // core domain
