@@ -179,3 +179,23 @@ fn rxe_client_with_loss_dup_reorder() {
     args.extend(["--seed", "11"]);
     pingpong(&args);
 }
+
+/// Regression test of the flaky `rxe_client_with_loss_dup_reorder`: with 25 % loss the
+/// final ACK of the last round trip was lost in about one run of three, after the peer
+/// had exited (docs/interop.md); `rocenic pingpong` now runs that round trip clean.
+#[test]
+fn rxe_client_with_heavy_loss_spares_the_last_round_trip() {
+    pingpong(&[
+        "--rxe-client",
+        "-s",
+        "4096",
+        "-n",
+        "10",
+        "-m",
+        "1024",
+        "--loss",
+        "0.25",
+        "--seed",
+        "201",
+    ]);
+}
