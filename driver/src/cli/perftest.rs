@@ -607,8 +607,10 @@ fn session(
     out.flush()?;
 
     // Connect: the peer's out_reads bounds what we may have in flight as initiator; ours
-    // (advertised) is what we accept as target. The model takes one value for both, so
-    // take the smaller: the peer never sends more than we advertised.
+    // (advertised) is what we should accept as target. `ConnParams` has one value for
+    // both, so the smaller is used: right whenever the peer advertises at least ours
+    // (rxe: 128, the model: 16); a peer advertising fewer would see us accept fewer than
+    // we advertised (a known limit, see docs/interop.md).
     let rd = if matches!(verb, Verb::Read | Verb::Atomic) {
         rd_cap.min(remote.out_reads.max(1))
     } else {
