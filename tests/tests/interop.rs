@@ -1,8 +1,11 @@
-//! Interoperability with a real RoCE v2 stack: `ibv_rc_pingpong` on Linux soft-RoCE
-//! (`rdma_rxe`) in a QEMU guest against `rocenic pingpong` (the model NIC) on the host,
-//! cabled by a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh`
-//! (its own guest, its own free ports); the runs are serialised, since two TCG guests on
-//! two cores would only slow each other down. See `docs/interop.md`.
+//! Interoperability with a real RoCE v2 stack: `ibv_rc_pingpong` and perftest's
+//! `ib_{write,read,send,atomic}_bw` on Linux soft-RoCE (`rdma_rxe`) in a QEMU guest
+//! against `rocenic pingpong` / `rocenic perftest` (the model NIC) on the host, cabled by
+//! a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh` or
+//! `tests/interop/perftest.sh` (its own guest, its own free ports); the runs are
+//! serialised, since two TCG guests on two cores would only slow each other down. A
+//! failed run keeps its pcap and the guest's console log and prints where they are. See
+//! `docs/interop.md`.
 //!
 //! Needs QEMU and the guest (`bash scripts/install-deps.sh qemu`; the guest is built and
 //! cached by `tests/interop/build-guest.sh`), and the release `rocenic` binary (built here
@@ -82,8 +85,8 @@ fn guest_ready() -> Result<(), String> {
 /// One run at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs `tests/interop/pingpong.sh ARGS` and fails with its output unless it passes.
-fn pingpong(args: &[&str]) {
+/// Runs `tests/interop/SCRIPT ARGS` and fails with its output unless it passes.
+fn interop_run(script: &str, args: &[&str]) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if let Err(e) = guest_ready() {
         panic!("the interop guest is not available: {e}");
@@ -91,13 +94,13 @@ fn pingpong(args: &[&str]) {
     let bin = rocenic();
     let start = Instant::now();
     let out = Command::new("bash")
-        .arg(root().join("tests/interop/pingpong.sh"))
+        .arg(root().join("tests/interop").join(script))
         .arg("--rocenic")
         .arg(&bin)
         .args(args)
         .current_dir(root())
         .output()
-        .expect("running tests/interop/pingpong.sh");
+        .unwrap_or_else(|e| panic!("running tests/interop/{script}: {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -106,11 +109,19 @@ fn pingpong(args: &[&str]) {
     eprintln!("{text}");
     assert!(
         out.status.success(),
-        "interop run pingpong.sh {} failed ({}) after {:.1} s:\n{text}",
+        "interop run {script} {} failed ({}) after {:.1} s:\n{text}",
         args.join(" "),
         out.status,
         start.elapsed().as_secs_f64()
     );
+}
+
+fn pingpong(args: &[&str]) {
+    interop_run("pingpong.sh", args);
+}
+
+fn perftest(args: &[&str]) {
+    interop_run("perftest.sh", args);
 }
 
 #[test]
@@ -178,4 +189,260 @@ fn rxe_client_with_loss_dup_reorder() {
     args.extend(FAULTS);
     args.extend(["--seed", "11"]);
     pingpong(&args);
+}
+
+/// Regression test of the flaky `rxe_client_with_loss_dup_reorder`: with 25 % loss the
+/// final ACK of the last round trip was lost in about one run of three, after the peer
+/// had exited (docs/interop.md); `rocenic pingpong` now runs that round trip clean.
+#[test]
+fn rxe_client_with_heavy_loss_spares_the_last_round_trip() {
+    pingpong(&[
+        "--rxe-client",
+        "-s",
+        "4096",
+        "-n",
+        "10",
+        "-m",
+        "1024",
+        "--loss",
+        "0.25",
+        "--seed",
+        "201",
+    ]);
+}
+
+// perftest: every test both ways, sizes from 1 byte to 1 MiB (some not multiples of the
+// PMTU), PMTU 1024 and 4096. Iteration counts stay small: rxe under TCG moves about
+// 10-20 MB/s and some 9 k atomics/s.
+
+#[test]
+fn write_bw_rxe_server_1_byte_pmtu_1024() {
+    perftest(&["write", "--rxe-server", "-s", "1", "-n", "50", "-m", "1024"]);
+}
+
+#[test]
+fn write_bw_rxe_client_1_mib_pmtu_4096() {
+    perftest(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "1048576",
+        "-n",
+        "5",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn read_bw_rxe_server_65535_bytes_pmtu_4096() {
+    perftest(&[
+        "read",
+        "--rxe-server",
+        "-s",
+        "65535",
+        "-n",
+        "10",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn read_bw_rxe_client_3000_bytes_pmtu_1024() {
+    perftest(&[
+        "read",
+        "--rxe-client",
+        "-s",
+        "3000",
+        "-n",
+        "20",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn send_bw_rxe_server_1_mib_pmtu_1024() {
+    perftest(&[
+        "send",
+        "--rxe-server",
+        "-s",
+        "1048576",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn send_bw_rxe_client_5000_bytes_pmtu_4096() {
+    perftest(&[
+        "send",
+        "--rxe-client",
+        "-s",
+        "5000",
+        "-n",
+        "20",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn atomic_bw_fetch_and_add_rxe_server() {
+    perftest(&[
+        "atomic",
+        "--rxe-server",
+        "-A",
+        "FETCH_AND_ADD",
+        "-n",
+        "100",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn atomic_bw_fetch_and_add_rxe_client_pmtu_4096() {
+    perftest(&[
+        "atomic",
+        "--rxe-client",
+        "-A",
+        "FETCH_AND_ADD",
+        "-n",
+        "100",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn atomic_bw_cmp_and_swap_rxe_server() {
+    perftest(&[
+        "atomic",
+        "--rxe-server",
+        "-A",
+        "CMP_AND_SWAP",
+        "-n",
+        "100",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn atomic_bw_cmp_and_swap_rxe_client() {
+    perftest(&[
+        "atomic",
+        "--rxe-client",
+        "-A",
+        "CMP_AND_SWAP",
+        "-n",
+        "100",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn write_bw_rxe_server_with_loss_dup_reorder() {
+    let mut args = vec![
+        "write",
+        "--rxe-server",
+        "-s",
+        "10000",
+        "-n",
+        "30",
+        "-m",
+        "1024",
+    ];
+    args.extend(FAULTS);
+    args.extend(["--seed", "3"]);
+    perftest(&args);
+}
+
+#[test]
+fn read_bw_rxe_client_with_loss_dup_reorder() {
+    let mut args = vec![
+        "read",
+        "--rxe-client",
+        "-s",
+        "10000",
+        "-n",
+        "30",
+        "-m",
+        "1024",
+    ];
+    args.extend(FAULTS);
+    args.extend(["--seed", "5"]);
+    perftest(&args);
+}
+
+// Negative tests: access violations must be NAKed with a remote access error and complete
+// REM_ACCESS_ERR at the requester, both ways.
+
+#[test]
+fn write_with_wrong_rkey_to_rxe_completes_rem_access_err() {
+    perftest(&[
+        "write",
+        "--rxe-server",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+        "--violate",
+        "rkey",
+    ]);
+}
+
+#[test]
+fn write_past_rxes_buffer_completes_rem_access_err() {
+    perftest(&[
+        "write",
+        "--rxe-server",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+        "--violate",
+        "bounds",
+    ]);
+}
+
+#[test]
+fn rxe_write_with_wrong_rkey_is_nakked() {
+    perftest(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+        "--advertise-bad",
+        "rkey",
+    ]);
+}
+
+#[test]
+fn rxe_write_past_our_buffer_is_nakked() {
+    perftest(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+        "--advertise-bad",
+        "bounds",
+    ]);
 }

@@ -5,10 +5,13 @@
 //! - `rocenic perf`: a perftest-like throughput run counted in simulated cycles.
 //! - `rocenic pingpong`: `ibv_rc_pingpong`'s counterpart on a real wire (`--wire udp:…`),
 //!   to play either side against the original.
+//! - `rocenic perftest`: perftest's `ib_{write,read,send,atomic}_bw` counterpart on a real
+//!   wire, speaking perftest's own handshake.
 
 pub mod demo;
 pub mod pattern;
 pub mod perf;
+pub mod perftest;
 pub mod pingpong;
 pub mod setup;
 pub mod wire;
@@ -34,6 +37,9 @@ pub enum Command {
     /// Ping-pong SENDs with ibv_rc_pingpong (or another rocenic) over a real wire, as
     /// server (no SERVER argument) or client.
     Pingpong(pingpong::PingpongArgs),
+    /// Bandwidth tests with perftest's ib_write_bw, ib_read_bw, ib_send_bw or
+    /// ib_atomic_bw (or another rocenic) over a real wire, as server or client.
+    Perftest(perftest::PerftestArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -42,5 +48,6 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Demo(a) => demo::run(&a, out),
         Command::Perf(a) => perf::run(&a, out),
         Command::Pingpong(a) => pingpong::run(&a, out),
+        Command::Perftest(a) => perftest::run(&a, out),
     }
 }

@@ -319,6 +319,27 @@ impl WiredNic {
         }
     }
 
+    /// Stops injecting faults (both directions) and returns whether any were on. Frames
+    /// held back for reordering are released (outgoing) or forgotten (incoming), as
+    /// `UdpWire::set_faults` does; the fault counters keep their values.
+    pub fn stop_faults(&self) -> anyhow::Result<bool> {
+        let mut w = self.world.borrow_mut();
+        let wire = w.udp_wire_mut(self.node).expect("the node has a UDP wire");
+        let Some(old) = wire.faults().cloned() else {
+            return Ok(false);
+        };
+        let off = FaultConfig {
+            loss: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
+            corrupt: 0.0,
+            ..old
+        };
+        wire.set_faults(off)
+            .map_err(|e| anyhow::anyhow!("stopping the faults: {e}"))?;
+        Ok(true)
+    }
+
     /// Ends the wire's capture (flushes the pcap file).
     pub fn close_capture(&self) -> anyhow::Result<()> {
         self.world

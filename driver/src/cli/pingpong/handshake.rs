@@ -153,7 +153,7 @@ fn time_left(deadline: Instant, what: &str, timeout: Duration) -> anyhow::Result
 /// Reads exactly `buf.len()` bytes from a non-blocking stream before `deadline`, calling
 /// `idle` whenever nothing is there (the NIC keeps running: the peer may be waiting for
 /// our ARP reply before it answers); on failure says how many bytes arrived.
-fn read_all(
+pub(crate) fn read_all(
     s: &mut TcpStream,
     buf: &mut [u8],
     deadline: Instant,
@@ -184,7 +184,7 @@ fn read_all(
 
 /// Writes all of `data` to a non-blocking stream before `deadline`, calling `idle` while
 /// the socket is full.
-fn write_all(
+pub(crate) fn write_all(
     s: &mut TcpStream,
     mut data: &[u8],
     deadline: Instant,
@@ -223,6 +223,36 @@ pub fn client_exchange(
     timeout: Duration,
     idle: &mut dyn FnMut(Duration),
 ) -> anyhow::Result<Dest> {
+    connect_retrying(
+        server,
+        port,
+        timeout,
+        idle,
+        &mut |s, addr, left, deadline, idle| client_attempt(s, addr, me, left, deadline, idle),
+    )
+    .map(|(_, dest)| dest)
+}
+
+/// One try of a client's opening exchange on a fresh connection.
+pub(crate) type OpeningExchange<'a, T> = dyn FnMut(
+        &mut TcpStream,
+        SocketAddr,
+        Duration,
+        Instant,
+        &mut dyn FnMut(Duration),
+    ) -> Result<T, Attempt>
+    + 'a;
+
+/// Connects to `server:port` and runs `opening` on the connection (non-blocking, no
+/// delay), repeating both on a refused, reset or dropped connection until `timeout`;
+/// returns the connection and what `opening` returned. `idle` is called between tries.
+pub(crate) fn connect_retrying<T>(
+    server: &str,
+    port: u16,
+    timeout: Duration,
+    idle: &mut dyn FnMut(Duration),
+    opening: &mut OpeningExchange<'_, T>,
+) -> anyhow::Result<(TcpStream, T)> {
     let deadline = Instant::now() + timeout;
     let addrs: Vec<SocketAddr> = (server, port)
         .to_socket_addrs()
@@ -236,8 +266,17 @@ pub fn client_exchange(
     loop {
         attempts += 1;
         let left = time_left(deadline, &what, timeout)?;
-        let last_error = match client_attempt(addr, me, left, idle) {
-            Ok(dest) => return Ok(dest),
+        let attempt = TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(5)))
+            .map_err(|e| retry_or_fatal(e, "connecting to", addr))
+            .and_then(|mut s| {
+                s.set_nonblocking(true)
+                    .and_then(|()| s.set_nodelay(true))
+                    .map_err(|e| Attempt::Fatal(e.into()))?;
+                let t = opening(&mut s, addr, left, Instant::now() + left, idle)?;
+                Ok((s, t))
+            });
+        let last_error = match attempt {
+            Ok(done) => return Ok(done),
             Err(Attempt::Retry(e)) => e,
             Err(Attempt::Fatal(e)) => return Err(e),
         };
@@ -252,39 +291,27 @@ pub fn client_exchange(
     }
 }
 
-enum Attempt {
-    /// Nothing of the server's answer arrived: try again.
-    Retry(io::Error),
-    Fatal(anyhow::Error),
+fn retry_or_fatal(e: io::Error, what: &str, addr: SocketAddr) -> Attempt {
+    if retryable(e.kind()) {
+        Attempt::Retry(e)
+    } else {
+        Attempt::Fatal(anyhow::Error::new(e).context(format!("{what} {addr}")))
+    }
 }
 
-fn client_attempt(
+/// Reads the server's first answer of a client's opening exchange: a connection closed
+/// or reset before a single byte of it means the server was not there yet (QEMU accepted
+/// for a guest that does not listen yet), so the attempt is repeated.
+pub(crate) fn read_opening_answer(
+    s: &mut TcpStream,
+    buf: &mut [u8],
     addr: SocketAddr,
-    me: &Dest,
     left: Duration,
+    deadline: Instant,
     idle: &mut dyn FnMut(Duration),
-) -> Result<Dest, Attempt> {
-    let deadline = Instant::now() + left;
-    let fatal = |e: anyhow::Error| Attempt::Fatal(e);
-    let retry_or_fatal = |e: io::Error, what: &str| {
-        if retryable(e.kind()) {
-            Attempt::Retry(e)
-        } else {
-            Attempt::Fatal(anyhow::Error::new(e).context(format!("{what} {addr}")))
-        }
-    };
-    let mut s = TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(5)))
-        .map_err(|e| retry_or_fatal(e, "connecting to"))?;
-    s.set_nonblocking(true)
-        .and_then(|()| s.set_nodelay(true))
-        .map_err(|e| fatal(e.into()))?;
-    write_all(&mut s, &me.encode(), deadline, idle)
-        .map_err(|e| retry_or_fatal(e, "sending our address to"))?;
-    let mut msg = [0u8; MSG_LEN];
-    match read_all(&mut s, &mut msg, deadline, idle) {
-        Ok(()) => {}
-        // Closed or reset before a single byte of the answer: the server was not there
-        // (QEMU accepted for a guest that does not listen yet).
+) -> Result<(), Attempt> {
+    match read_all(s, buf, deadline, idle) {
+        Ok(()) => Ok(()),
         Err((0, e))
             if matches!(
                 e.kind(),
@@ -294,7 +321,7 @@ fn client_attempt(
                     | io::ErrorKind::BrokenPipe
             ) =>
         {
-            return Err(Attempt::Retry(e))
+            Err(Attempt::Retry(e))
         }
         Err((got, e))
             if matches!(
@@ -302,20 +329,41 @@ fn client_attempt(
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
             ) =>
         {
-            return Err(fatal(anyhow::anyhow!(
-                "{addr} accepted the connection but sent {got} of the {MSG_LEN} bytes of its \
-                 address within {:.1} s",
+            Err(Attempt::Fatal(anyhow::anyhow!(
+                "{addr} accepted the connection but sent {got} of the {} bytes of its first \
+                 message within {:.1} s",
+                buf.len(),
                 left.as_secs_f64()
             )))
         }
-        Err((got, e)) => {
-            return Err(fatal(anyhow::anyhow!(
-                "reading the server's address from {addr}: {e} after {got} of {MSG_LEN} bytes"
-            )))
-        }
+        Err((got, e)) => Err(Attempt::Fatal(anyhow::anyhow!(
+            "reading the server's first message from {addr}: {e} after {got} of {} bytes",
+            buf.len()
+        ))),
     }
+}
+
+pub(crate) enum Attempt {
+    /// Nothing of the server's answer arrived: try again.
+    Retry(io::Error),
+    Fatal(anyhow::Error),
+}
+
+fn client_attempt(
+    s: &mut TcpStream,
+    addr: SocketAddr,
+    me: &Dest,
+    left: Duration,
+    deadline: Instant,
+    idle: &mut dyn FnMut(Duration),
+) -> Result<Dest, Attempt> {
+    let fatal = |e: anyhow::Error| Attempt::Fatal(e);
+    write_all(s, &me.encode(), deadline, idle)
+        .map_err(|e| retry_or_fatal(e, "sending our address to", addr))?;
+    let mut msg = [0u8; MSG_LEN];
+    read_opening_answer(s, &mut msg, addr, left, deadline, idle)?;
     let dest = Dest::decode(&msg).map_err(|e| fatal(e.into()))?;
-    write_all(&mut s, DONE, deadline, idle)
+    write_all(s, DONE, deadline, idle)
         .map_err(|e| fatal(anyhow::Error::new(e).context(format!("sending \"done\" to {addr}"))))?;
     Ok(dest)
 }
@@ -329,9 +377,28 @@ pub fn server_accept(
     idle: &mut dyn FnMut(Duration),
 ) -> anyhow::Result<(TcpStream, Dest)> {
     let deadline = Instant::now() + timeout;
+    let (mut s, peer) = accept_one(listener, timeout, idle)?;
+    let mut msg = [0u8; MSG_LEN];
+    read_all(&mut s, &mut msg, deadline, idle).map_err(|(got, e)| {
+        anyhow::anyhow!(
+            "reading the client's address from {peer}: {e} after {got} of {MSG_LEN} bytes"
+        )
+    })?;
+    let dest = Dest::decode(&msg)?;
+    Ok((s, dest))
+}
+
+/// Waits (at most `timeout`) for one client on `listener`, calling `idle` between looks;
+/// the connection is non-blocking, without delay.
+pub(crate) fn accept_one(
+    listener: &TcpListener,
+    timeout: Duration,
+    idle: &mut dyn FnMut(Duration),
+) -> anyhow::Result<(TcpStream, SocketAddr)> {
+    let deadline = Instant::now() + timeout;
     let local = listener.local_addr()?;
     listener.set_nonblocking(true)?;
-    let (mut s, peer) = loop {
+    let (s, peer) = loop {
         match listener.accept() {
             Ok(c) => break c,
             Err(e)
@@ -354,14 +421,7 @@ pub fn server_accept(
     listener.set_nonblocking(false)?;
     s.set_nonblocking(true)?;
     s.set_nodelay(true)?;
-    let mut msg = [0u8; MSG_LEN];
-    read_all(&mut s, &mut msg, deadline, idle).map_err(|(got, e)| {
-        anyhow::anyhow!(
-            "reading the client's address from {peer}: {e} after {got} of {MSG_LEN} bytes"
-        )
-    })?;
-    let dest = Dest::decode(&msg)?;
-    Ok((s, dest))
+    Ok((s, peer))
 }
 
 /// The server side, second half: sends our address and reads the client's "done", within

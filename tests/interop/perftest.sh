@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# One interop run of a perftest bandwidth tool (ib_write_bw, ib_read_bw, ib_send_bw,
+# ib_atomic_bw on Linux soft-RoCE, rdma_rxe, in a QEMU guest) against `rocenic perftest`
+# (the model NIC on the host), cabled by a UDP wire on 127.0.0.1.
+#
+#   tests/interop/perftest.sh VERB [--rxe-server | --rxe-client] [-s SIZE] [-n ITERS] [-m MTU]
+#                             [-A FETCH_AND_ADD|CMP_AND_SWAP] [--violate rkey|bounds]
+#                             [--advertise-bad rkey|bounds]
+#                             [--loss P] [--dup P] [--reorder P] [--seed N]
+#                             [--rocenic PATH] [--timeout S] [--keep]
+#
+# VERB: write, read, send or atomic (the guest runs ib_VERB_bw).
+# --rxe-server (default): the guest runs `ib_VERB_bw -d rxe0 -x 1 -F ...` as the server,
+#   rocenic is the client (connects through --hostfwd HP:18515, retrying while the guest boots).
+# --rxe-client: rocenic is the server (started first, on 127.0.0.1:HP), the guest connects to
+#   10.0.2.100:18515, forwarded to HP by --guestfwd.
+# --violate (with --rxe-server; write/read): rocenic's one operation uses a wrong rkey or an
+#   address past rxe's buffer and must complete REM_ACCESS_ERR; both sides still exit 0.
+# --advertise-bad (with --rxe-client; write/read): rocenic shows rxe a wrong rkey or an
+#   address past its buffer; rocenic must NAK and exit 0, rxe's tool must fail with a
+#   completion error (the run passes only then).
+# --loss/--dup/--reorder/--seed: seeded faults on OUR side of the wire, both directions
+#   (rocenic perftest's options of the same names).
+# --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
+# --keep: keep the artifacts directory after a success too.
+#
+# Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
+# in parallel. Both sides must exit 0. The pcap of our wire (both directions), the guest's
+# console log and both sides' output go to target/interop-artifacts/<run>/, kept (and
+# printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+mode=rxe-server size=65536 iters=20 mtu=1024 atomic=FETCH_AND_ADD verb=
+negative=() expect_guest_fail=0
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150
+rocenic=${ROCENIC:-$root/target/release/rocenic}
+
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+    case $1 in
+        --rxe-server) mode=rxe-server ;;
+        --rxe-client) mode=rxe-client ;;
+        -s|--size) size=$2; shift ;;
+        -n|--iters) iters=$2; shift ;;
+        -m|--mtu) mtu=$2; shift ;;
+        -A|--atomic_type) atomic=$2; shift ;;
+        --violate) negative=(--violate "$2"); shift ;;
+        --advertise-bad) negative=(--advertise-bad "$2"); expect_guest_fail=1; shift ;;
+        write|read|send|atomic) verb=$1 ;;
+        --loss) loss=$2; shift ;;
+        --dup) dup=$2; shift ;;
+        --reorder) reorder=$2; shift ;;
+        --seed) seed=$2; shift ;;
+        --rocenic) rocenic=$2; shift ;;
+        --timeout) timeout=$2; shift ;;
+        --keep) keep=1 ;;
+        -h|--help) usage ;;
+        *) echo "perftest.sh: unknown option $1" >&2; usage ;;
+    esac
+    shift
+done
+
+[ -n "$verb" ] || { echo "perftest.sh: which test? write, read, send or atomic" >&2; usage; }
+if [ ! -x "$rocenic" ]; then
+    echo "perftest.sh: no rocenic binary at $rocenic" \
+         "(cargo build --release -p rocenic-driver --bin rocenic, or --rocenic PATH)" >&2
+    exit 1
+fi
+
+if [ "$verb" = atomic ]; then
+    name="perftest-$verb-$atomic-$mode-m$mtu-n$iters"
+else
+    name="perftest-$verb-$mode-s$size-m$mtu-n$iters"
+fi
+[ ${#negative[@]} -gt 0 ] && name+="${negative[0]#-}-${negative[1]}"
+[ "$loss$dup$reorder" != 000 ] && name+="-loss$loss-dup$dup-reorder$reorder-seed$seed"
+art="$root/target/interop-artifacts/$name-$(date +%Y%m%d-%H%M%S)-$$"
+mkdir -p "$art"
+
+# rxe's active_mtu is the netdev MTU minus 80 (see tests/interop/README.md).
+guest_mtu=1500
+[ "$mtu" -gt 1024 ] && guest_mtu=4200
+# Both programs take the same options; atomics are 8 bytes and take no -s.
+tool_opts="-n $iters -m $mtu"
+if [ "$verb" = atomic ]; then tool_opts+=" -A $atomic"; else tool_opts+=" -s $size"; fi
+tool="ib_${verb}_bw -d rxe0 -x 1 -F $tool_opts"
+
+# Free ports: the guest's wire end, ours, and the TCP handshake port on the host. Another
+# process may take one before we bind it: such a run is retried with new ports.
+pick_ports() {
+    read -r qport uport hport < <(python3 - <<'PY'
+import socket
+socks = []
+for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM, socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+ports = [s.getsockname()[1] for s in socks]
+for s in socks:
+    s.close()  # before printing: the caller binds them as soon as it reads the line
+print(*ports, flush=True)
+PY
+)
+}
+
+# Ends the guest run started with setsid (its whole process group: run-guest, timeout, QEMU).
+stop_guest() { kill -TERM -- "-$1" 2>/dev/null || true; }
+
+start=$(date +%s.%N)
+for attempt in 1 2 3; do
+pick_ports
+ours=("$rocenic" perftest "$verb" $tool_opts
+      --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
+      --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed"
+      "${negative[@]:+${negative[@]}}")
+guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
+       --log "$art/guest-console.log" --timeout "$timeout")
+
+echo "perftest.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
+if [ "$mode" = rxe-server ]; then
+    guest+=(--hostfwd "$hport:18515" --cmd "$tool")
+    ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
+    "${guest[@]}" >"$art/guest.out" 2>&1 &
+    gpid=$!
+    set +e
+    "${ours[@]}" >"$art/rocenic.out" 2>&1 &
+    opid=$!
+    # Whichever ends first: a failed client ends the guest, a failed guest (say, a tool
+    # refusing its options) the client, which would otherwise retry until its timeout.
+    while kill -0 $opid 2>/dev/null && kill -0 $gpid 2>/dev/null; do sleep 0.2; done
+    if ! kill -0 $opid 2>/dev/null; then
+        wait $opid
+        ours_rc=$?
+        if [ $ours_rc != 0 ]; then
+            sleep 2   # let a failing guest tool print its reason, then end the guest
+            stop_guest $gpid
+        fi
+        wait $gpid
+        guest_rc=$?
+    else
+        wait $gpid
+        guest_rc=$?
+        # The guest is done; our client still has its closing steps, or has failed.
+        for _ in $(seq 1 50); do kill -0 $opid 2>/dev/null || break; sleep 0.2; done
+        kill $opid 2>/dev/null
+        wait $opid
+        ours_rc=$?
+    fi
+    set -e
+else
+    guest+=(--guestfwd "18515:$hport" --cmd "$tool 10.0.2.100")
+    ours+=(-p "$hport" --timeout "$timeout")
+    "${ours[@]}" >"$art/rocenic.out" 2>&1 &
+    opid=$!
+    sleep 0.5
+    set +e
+    if kill -0 $opid 2>/dev/null; then
+        "${guest[@]}" >"$art/guest.out" 2>&1 &
+        gpid=$!
+        # Whichever ends first: a failed server ends the guest, a failed guest the server.
+        while kill -0 $opid 2>/dev/null && kill -0 $gpid 2>/dev/null; do sleep 0.2; done
+        if ! kill -0 $opid 2>/dev/null; then
+            wait $opid
+            ours_rc=$?
+            [ $ours_rc != 0 ] && { sleep 2; stop_guest $gpid; }
+            wait $gpid
+            guest_rc=$?
+        else
+            wait $gpid
+            guest_rc=$?
+            [ $guest_rc != 0 ] && { sleep 2; kill $opid 2>/dev/null; }
+            wait $opid
+            ours_rc=$?
+        fi
+    else
+        wait $opid
+        ours_rc=$?
+        guest_rc=-1
+        : >"$art/guest.out"
+    fi
+    set -e
+fi
+if [ $ours_rc != 0 ] || [ $guest_rc != 0 ]; then
+    if grep -qiE "address already in use|could not set up host forwarding|Failed to bind" \
+            "$art/rocenic.out" "$art/guest.out" 2>/dev/null && [ $attempt -lt 3 ]; then
+        echo "perftest.sh: a port was taken by another process; again with new ports"
+        continue
+    fi
+fi
+break
+done
+secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
+
+sed 's/^/  rxe:     /' "$art/guest.out"
+sed 's/^/  rocenic: /' "$art/rocenic.out"
+pass=0
+if [ $expect_guest_fail = 1 ]; then
+    # The negative test: rxe's tool must fail on a completion error, ours must not.
+    if [ $ours_rc = 0 ] && [ $guest_rc != 0 ] && [ $guest_rc != 124 ] \
+        && grep -qiE "completion with error|failed status" "$art/guest.out"; then
+        pass=1
+    fi
+elif [ $ours_rc = 0 ] && [ $guest_rc = 0 ]; then
+    pass=1
+fi
+if [ $pass = 1 ]; then
+    echo "perftest.sh: PASS $name in $secs s"
+    if [ $keep = 0 ]; then rm -rf "$art"; else echo "perftest.sh: artifacts in $art"; fi
+    exit 0
+fi
+echo "perftest.sh: FAIL $name in $secs s: rocenic exit $ours_rc, guest exit $guest_rc" >&2
+echo "perftest.sh: artifacts (wire.pcap, guest-console.log, rocenic.out, guest.out) in $art" >&2
+exit 1
