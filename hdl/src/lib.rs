@@ -61,8 +61,10 @@ pub mod crc32;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
+pub mod hdr_build;
 pub mod icrc;
 pub mod masked_load;
+pub mod tx_leaves;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -73,6 +75,7 @@ pub mod prelude {
 
 use prelude::Block;
 
+use hdr_build::HdrBuild;
 use icrc::{Icrc, IcrcMode};
 
 /// A design that can be written as the Verilog top (module `top`).
@@ -82,17 +85,20 @@ pub enum Design {
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
+    /// The TX frame builder ([`HdrBuild`]: header build, payload merge, ICRC insertion).
+    HdrBuild,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 2] = [Design::IcrcCheck, Design::IcrcGenerate];
+    pub const ALL: [Design; 3] = [Design::IcrcCheck, Design::IcrcGenerate, Design::HdrBuild];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
+            Design::HdrBuild => "hdr-build",
         }
     }
 
@@ -106,6 +112,7 @@ impl Design {
         match self {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
+            Design::HdrBuild => generate_verilog(&mut HdrBuild::new()),
         }
     }
 }
