@@ -972,6 +972,34 @@ pub mod model {
             frame
         }
 
+        /// The field values in the order of `tx_arbiter::RECORD_FIELDS` (wire order big
+        /// endian, as the `s_pkt_*` ports take them).
+        pub fn fields(&self) -> [u64; 20] {
+            let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+            [
+                be(&self.dst_mac),
+                be(&self.src_mac),
+                be(&self.src_ip),
+                be(&self.dst_ip),
+                u64::from(self.udp_sport),
+                u64::from(u8::from(self.opcode)),
+                u64::from(self.se),
+                u64::from(self.ack_req),
+                u64::from(self.dest_qp),
+                u64::from(self.psn),
+                self.va,
+                u64::from(self.rkey),
+                u64::from(self.dma_len),
+                self.swap_add,
+                self.compare,
+                self.orig,
+                u64::from(self.syndrome),
+                u64::from(self.msn),
+                u64::from(self.imm),
+                self.payload.len() as u64,
+            ]
+        }
+
         /// Puts the record on the block's `s_pkt_*` inputs (not `valid`).
         pub fn drive(&self, u: &mut HdrBuild) {
             let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));

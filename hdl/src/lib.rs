@@ -64,7 +64,9 @@ pub mod gf2_step;
 pub mod hdr_build;
 pub mod icrc;
 pub mod masked_load;
+pub mod tx_arbiter;
 pub mod tx_leaves;
+pub mod tx_path;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -77,6 +79,7 @@ use prelude::Block;
 
 use hdr_build::HdrBuild;
 use icrc::{Icrc, IcrcMode};
+use tx_path::TxPath;
 
 /// A design that can be written as the Verilog top (module `top`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,11 +90,18 @@ pub enum Design {
     IcrcGenerate,
     /// The TX frame builder ([`HdrBuild`]: header build, payload merge, ICRC insertion).
     HdrBuild,
+    /// The TX back end ([`TxPath`]: [`tx_arbiter::TxArbiter`] feeding [`HdrBuild`]).
+    TxPath,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 3] = [Design::IcrcCheck, Design::IcrcGenerate, Design::HdrBuild];
+    pub const ALL: [Design; 4] = [
+        Design::IcrcCheck,
+        Design::IcrcGenerate,
+        Design::HdrBuild,
+        Design::TxPath,
+    ];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
@@ -99,6 +109,7 @@ impl Design {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
             Design::HdrBuild => "hdr-build",
+            Design::TxPath => "tx-path",
         }
     }
 
@@ -113,6 +124,7 @@ impl Design {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
             Design::HdrBuild => generate_verilog(&mut HdrBuild::new()),
+            Design::TxPath => generate_verilog(&mut TxPath::new()),
         }
     }
 }
