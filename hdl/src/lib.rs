@@ -49,6 +49,10 @@
 //! - [`gf2_step::Gf2Step`]: `y = en ? M·x : x`, for log-depth "advance by k" chains.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
+//! - [`hdr_build::HdrBuild`]: TX frames from packet records and payload streams (headers,
+//!   payload merge, ICRC insertion), one beat per cycle; its leaves in [`tx_leaves`].
+//! - [`tx_arbiter::TxArbiter`]: responder before requester, whole frames.
+//! - [`tx_path::TxPath`]: the TX back end, the arbiter feeding the frame builder.
 //!
 //! Helpers: [`crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches), [`gates`]
 //! (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
