@@ -651,3 +651,280 @@ pub fn check_layout_facts() {
     assert_eq!(PREV_FROM, LANES - hi);
     assert_eq!(ETHERNET_HEADER_LEN, 14);
 }
+
+/// The leaves' Verilog against their simulation: yosys evaluates each generated module on
+/// random inputs (`eval`), and the outputs must be the ones `update` computes. (The blocks'
+/// benches run the simulation only, so this is what ties them to the Verilog.)
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::bench::Rng;
+
+    /// An input value for yosys: `W'h...`.
+    fn hex(bytes: &[u8], width: usize) -> String {
+        let digits: String = bytes.iter().rev().map(|b| format!("{b:02x}")).collect();
+        format!("{width}'h{digits}")
+    }
+
+    fn random_bytes(rng: &mut Rng, bits: usize) -> Vec<u8> {
+        let mut b = rng.bytes(bits.div_ceil(8));
+        if !bits.is_multiple_of(8) {
+            *b.last_mut().expect("byte") &= (1u8 << (bits % 8)) - 1;
+        }
+        b
+    }
+
+    /// Runs `eval` once per vector (inputs as `(port, value)`), showing `outputs`; returns
+    /// each result as a bit string, most significant bit first.
+    fn yosys_eval(
+        verilog: &str,
+        name: &str,
+        vectors: &[Vec<(&str, String)>],
+        outputs: &[&str],
+    ) -> Vec<Vec<String>> {
+        let dir =
+            std::env::temp_dir().join(format!("rocenic-leaf-eval-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("top.v"), verilog).expect("write");
+        // `-norom`: a case table turned into a ROM cell is something `eval` cannot evaluate.
+        let mut script =
+            String::from("read_verilog top.v; hierarchy -top top; proc -norom; flatten;");
+        for v in vectors {
+            script.push_str(" eval");
+            for (port, value) in v {
+                script.push_str(&format!(" -set {port} {value}"));
+            }
+            for o in outputs {
+                script.push_str(&format!(" -show {o}"));
+            }
+            script.push(';');
+        }
+        std::fs::write(dir.join("eval.ys"), &script).expect("script");
+        let out = Command::new("yosys")
+            .args(["-q", "-s", "eval.ys", "-l", "eval.log"])
+            .current_dir(&dir)
+            .output()
+            .expect("yosys (scripts/install-deps.sh rtl)");
+        assert!(out.status.success(), "{out:?}");
+        let log = std::fs::read_to_string(dir.join("eval.log")).expect("log");
+        let results: Vec<String> = log
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("Eval result: \\"))
+            .map(|l| {
+                let v = l.split('\'').nth(1).expect("value").trim();
+                v.trim_end_matches('.').to_string()
+            })
+            .collect();
+        assert_eq!(results.len(), vectors.len() * outputs.len(), "{log}");
+        let _ = std::fs::remove_dir_all(dir);
+        results
+            .chunks(outputs.len())
+            .map(<[String]>::to_vec)
+            .collect()
+    }
+
+    /// A [`Bits`] value as yosys prints it.
+    fn bin<const N: usize>(x: Bits<N>) -> String {
+        (0..N)
+            .rev()
+            .map(|i| if x.get_bit(i) { '1' } else { '0' })
+            .collect()
+    }
+
+    #[test]
+    fn op_decode_verilog_matches() {
+        let mut leaf = OpDecode::default();
+        let v = crate::generate_verilog(&mut leaf);
+        let ops: Vec<u8> = (0..=255).collect();
+        let vectors: Vec<_> = ops
+            .iter()
+            .map(|&op| vec![("opcode", format!("8'd{op}"))])
+            .collect();
+        let outs = [
+            "layout",
+            "hdr_len",
+            "hdr_lanes0",
+            "hdr_lanes1",
+            "shift",
+            "hdr_big",
+        ];
+        let got = yosys_eval(&v, "opdecode", &vectors, &outs);
+        for (&op, g) in ops.iter().zip(got) {
+            leaf.opcode.next = u64::from(op).into();
+            assert!(simulate(&mut leaf, 10));
+            let want = [
+                bin(leaf.layout.val()),
+                bin(leaf.hdr_len.val()),
+                bin(leaf.hdr_lanes0.val()),
+                bin(leaf.hdr_lanes1.val()),
+                bin(leaf.shift.val()),
+                bin(Bits::<1>::from(leaf.hdr_big.val())),
+            ];
+            assert_eq!(g, want, "opcode {op}");
+        }
+    }
+
+    #[test]
+    fn hdr_bytes_verilog_matches() {
+        let mut rng = Rng::new(21);
+        let mut leaf = HdrBytes::default();
+        let v = crate::generate_verilog(&mut leaf);
+        let fields = [
+            Field::DstMac,
+            Field::SrcMac,
+            Field::SrcIp,
+            Field::DstIp,
+            Field::UdpSport,
+            Field::TotalLen,
+            Field::IpCsum,
+            Field::UdpLen,
+            Field::Opcode,
+            Field::BthFlags,
+            Field::DestQp,
+            Field::AckByte,
+            Field::Psn,
+            Field::Va,
+            Field::Rkey,
+            Field::DmaLen,
+            Field::SwapAdd,
+            Field::Compare,
+            Field::Orig,
+            Field::Syndrome,
+            Field::Msn,
+            Field::Imm,
+        ];
+        let mut vectors = vec![];
+        let mut values = vec![];
+        for layout in 0..8u64 {
+            let vals: Vec<u64> = fields
+                .iter()
+                .map(|f| {
+                    let n = f.port().1;
+                    rng.next_u64() & (u64::MAX >> (64 - 8 * n))
+                })
+                .collect();
+            let mut vec = vec![("layout", format!("3'd{layout}"))];
+            for (f, x) in fields.iter().zip(&vals) {
+                let (name, n) = f.port();
+                vec.push((name, format!("{}'h{x:x}", 8 * n)));
+            }
+            vectors.push(vec);
+            values.push((layout, vals));
+        }
+        let got = yosys_eval(&v, "hdrbytes", &vectors, &["y"]);
+        for ((layout, vals), g) in values.into_iter().zip(got) {
+            leaf.layout.next = layout.into();
+            for (f, x) in fields.iter().zip(vals) {
+                let x: u64 = x;
+                match f {
+                    Field::DstMac => leaf.dst_mac.next = x.into(),
+                    Field::SrcMac => leaf.src_mac.next = x.into(),
+                    Field::SrcIp => leaf.src_ip.next = x.into(),
+                    Field::DstIp => leaf.dst_ip.next = x.into(),
+                    Field::UdpSport => leaf.udp_sport.next = x.into(),
+                    Field::TotalLen => leaf.total_len.next = x.into(),
+                    Field::IpCsum => leaf.ip_csum.next = x.into(),
+                    Field::UdpLen => leaf.udp_len.next = x.into(),
+                    Field::Opcode => leaf.opcode.next = x.into(),
+                    Field::BthFlags => leaf.bth_flags.next = x.into(),
+                    Field::DestQp => leaf.dest_qp.next = x.into(),
+                    Field::AckByte => leaf.ack_byte.next = x.into(),
+                    Field::Psn => leaf.psn.next = x.into(),
+                    Field::Va => leaf.va.next = x.into(),
+                    Field::Rkey => leaf.rkey.next = x.into(),
+                    Field::DmaLen => leaf.dma_len.next = x.into(),
+                    Field::SwapAdd => leaf.swap_add.next = x.into(),
+                    Field::Compare => leaf.compare.next = x.into(),
+                    Field::Orig => leaf.orig.next = x.into(),
+                    Field::Syndrome => leaf.syndrome.next = x.into(),
+                    Field::Msn => leaf.msn.next = x.into(),
+                    Field::Imm => leaf.imm.next = x.into(),
+                }
+            }
+            assert!(simulate(&mut leaf, 10));
+            assert_eq!(g[0], bin(leaf.y.val()), "layout {layout}");
+        }
+    }
+
+    #[test]
+    fn beat_merge_verilog_matches() {
+        let mut rng = Rng::new(22);
+        let mut leaf = BeatMerge::default();
+        let v = crate::generate_verilog(&mut leaf);
+        let mut vectors = vec![];
+        let mut values = vec![];
+        for i in 0..16u64 {
+            let hdr = random_bytes(&mut rng, 512);
+            let cur = random_bytes(&mut rng, 8 * CUR_LANES);
+            let prev = random_bytes(&mut rng, 8 * (LANES - PREV_FROM));
+            let q = random_bytes(&mut rng, 512);
+            let shift = i % 4;
+            let (nh, nd) = (rng.below(65), rng.below(65));
+            let mask = |n: u64| if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            let (hk, dk) = (mask(nh.min(nd)), mask(nd));
+            let hold = i == 15;
+            vectors.push(vec![
+                ("hdr", hex(&hdr, 512)),
+                ("cur", hex(&cur, 8 * CUR_LANES)),
+                ("prev", hex(&prev, 8 * (LANES - PREV_FROM))),
+                ("q", hex(&q, 512)),
+                ("shift", format!("2'd{shift}")),
+                ("hdr_keep", format!("64'h{hk:x}")),
+                ("data_keep", format!("64'h{dk:x}")),
+                ("hold", format!("1'b{}", u8::from(hold))),
+            ]);
+            values.push((hdr, cur, prev, q, shift, hk, dk, hold));
+        }
+        let got = yosys_eval(&v, "beatmerge", &vectors, &["y"]);
+        for ((hdr, cur, prev, q, shift, hk, dk, hold), g) in values.into_iter().zip(got) {
+            leaf.hdr.next = bits_from_bytes(&hdr);
+            leaf.cur.next = bits_from_bytes(&cur);
+            leaf.prev.next = bits_from_bytes(&prev);
+            leaf.q.next = bits_from_bytes(&q);
+            leaf.shift.next = shift.into();
+            leaf.hdr_keep.next = hk.into();
+            leaf.data_keep.next = dk.into();
+            leaf.hold.next = hold;
+            assert!(simulate(&mut leaf, 10));
+            assert_eq!(g[0], bin(leaf.y.val()), "shift {shift}, hold {hold}");
+        }
+    }
+
+    #[test]
+    fn crc_insert_verilog_matches() {
+        let mut rng = Rng::new(23);
+        let mut leaf = CrcInsert::default();
+        let v = crate::generate_verilog(&mut leaf);
+        let mut vectors = vec![];
+        let mut values = vec![];
+        for _ in 0..8 {
+            let d = random_bytes(&mut rng, 512);
+            let crc = rng.next_u64() as u32;
+            let ins = rng.next_u64();
+            vectors.push(vec![
+                ("d", hex(&d, 512)),
+                ("crc", format!("32'h{crc:x}")),
+                ("ins", format!("64'h{ins:x}")),
+            ]);
+            values.push((d, crc, ins));
+        }
+        let got = yosys_eval(&v, "crcinsert", &vectors, &["y"]);
+        for ((d, crc, ins), g) in values.into_iter().zip(got) {
+            leaf.d.next = bits_from_bytes(&d);
+            leaf.crc.next = u64::from(crc).into();
+            leaf.ins.next = ins.into();
+            assert!(simulate(&mut leaf, 10));
+            assert_eq!(g[0], bin(leaf.y.val()));
+        }
+    }
+
+    #[test]
+    fn layout_facts_hold() {
+        check_layout_facts();
+        assert_eq!(Layout::of(Opcode::CompareSwap).hdr_len(), 82);
+        assert_eq!(Layout::of(Opcode::Acknowledge).hdr_len(), 58);
+        assert_eq!(Layout::of(Opcode::RdmaWriteOnlyWithImmediate).hdr_len(), 74);
+    }
+}
