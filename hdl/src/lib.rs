@@ -55,6 +55,10 @@
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
+//! - [`hdr_build::HdrBuild`]: TX frames from packet records and payload streams (headers,
+//!   payload merge, ICRC insertion), one beat per cycle; its leaves in [`tx_leaves`].
+//! - [`tx_arbiter::TxArbiter`]: responder before requester, whole frames.
+//! - [`tx_path::TxPath`]: the TX back end, the arbiter feeding the frame builder.
 //!
 //! Helpers: [`crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches), [`gates`]
 //! (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
@@ -72,9 +76,13 @@ pub mod dma_wr_mux;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
+pub mod hdr_build;
 pub mod icrc;
 pub mod masked_load;
 pub mod qp_timers;
+pub mod tx_arbiter;
+pub mod tx_leaves;
+pub mod tx_path;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -85,7 +93,9 @@ pub mod prelude {
 
 use prelude::Block;
 
+use hdr_build::HdrBuild;
 use icrc::{Icrc, IcrcMode};
+use tx_path::TxPath;
 
 /// A design that can be written as the Verilog top (module `top`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,17 +112,23 @@ pub enum Design {
     Completion,
     /// Per-QP ACK/RNR timers for 256 QPs ([`qp_timers::QpTimers`]).
     QpTimers,
+    /// The TX frame builder ([`HdrBuild`]: header build, payload merge, ICRC insertion).
+    HdrBuild,
+    /// The TX back end ([`TxPath`]: [`tx_arbiter::TxArbiter`] feeding [`HdrBuild`]).
+    TxPath,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 6] = [
+    pub const ALL: [Design; 8] = [
         Design::IcrcCheck,
         Design::IcrcGenerate,
         Design::DmaReadMux,
         Design::DmaWriteMux,
         Design::Completion,
         Design::QpTimers,
+        Design::HdrBuild,
+        Design::TxPath,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -124,6 +140,8 @@ impl Design {
             Design::DmaWriteMux => "dma-wr-mux",
             Design::Completion => "completion",
             Design::QpTimers => "qp-timers",
+            Design::HdrBuild => "hdr-build",
+            Design::TxPath => "tx-path",
         }
     }
 
@@ -141,6 +159,8 @@ impl Design {
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
             Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<8>::default()),
+            Design::HdrBuild => generate_verilog(&mut HdrBuild::new()),
+            Design::TxPath => generate_verilog(&mut TxPath::new()),
         }
     }
 }

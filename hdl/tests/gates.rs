@@ -68,6 +68,30 @@ fn yosys_synth_xilinx_figures() {
     );
 }
 
+/// Area the TX back end may use before this gate fails: it synthesises to about 6.7k LUT
+/// (ICRC engine about 2.9k, frame builder 2.7k, arbiter 1k) and 7.2k FF (mostly the
+/// 8-stage, 512-bit delay line beside the ICRC engine); docs/hdl.md.
+const TX_PATH_MAX_LUTS: u64 = 7_500;
+const TX_PATH_MAX_FFS: u64 = 8_000;
+
+#[test]
+fn yosys_synth_xilinx_tx_path_figures() {
+    let design = Design::TxPath;
+    let dir = work_dir("synth", design);
+    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    println!("{} (yosys synth_xilinx): {stats}", design.name());
+    assert!(
+        stats.luts <= TX_PATH_MAX_LUTS && stats.ffs <= TX_PATH_MAX_FFS,
+        "{}: over the area budget ({TX_PATH_MAX_LUTS} LUT, {TX_PATH_MAX_FFS} FF): {stats}",
+        design.name()
+    );
+    assert_eq!(
+        stats.bram36_equivalent(),
+        0.0,
+        "the TX path uses no block RAM"
+    );
+}
+
 #[test]
 fn generator_writes_top_v_and_prints_its_path() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
