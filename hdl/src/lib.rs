@@ -57,12 +57,15 @@
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
 pub mod bench;
+pub mod byte_swap;
 pub mod crc32;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
 pub mod icrc;
 pub mod masked_load;
+pub mod rx_fifo;
+pub mod rx_parser;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -74,6 +77,8 @@ pub mod prelude {
 use prelude::Block;
 
 use icrc::{Icrc, IcrcMode};
+use rx_fifo::RxFifo;
+use rx_parser::RxParser;
 
 /// A design that can be written as the Verilog top (module `top`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,17 +87,29 @@ pub enum Design {
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
+    /// The RX verdict engine ([`RxParser`]): header checks and ICRC per frame.
+    RxParser,
+    /// The RX front end ([`RxFifo`]): verdicts, store and forward, header records and
+    /// realigned payload.
+    RxFifo,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 2] = [Design::IcrcCheck, Design::IcrcGenerate];
+    pub const ALL: [Design; 4] = [
+        Design::IcrcCheck,
+        Design::IcrcGenerate,
+        Design::RxParser,
+        Design::RxFifo,
+    ];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
+            Design::RxParser => "rx-parser",
+            Design::RxFifo => "rx-fifo",
         }
     }
 
@@ -106,6 +123,8 @@ impl Design {
         match self {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
+            Design::RxParser => generate_verilog(&mut RxParser::new()),
+            Design::RxFifo => generate_verilog(&mut RxFifo::new()),
         }
     }
 }
