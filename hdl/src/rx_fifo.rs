@@ -1191,7 +1191,8 @@ mod tests {
             u.reset.next = resetting;
             bench.settle();
             let u = &bench.uut;
-            let mut active = send;
+            // Quiet means nothing offered and nothing decided, whatever the consumer does.
+            let mut active = send || u.m_hdr_valid.val() || u.m_payload_tvalid.val();
             if resetting {
                 // The consumer is reset too: a payload it was taking is abandoned.
                 payload.clear();
@@ -1328,7 +1329,8 @@ mod tests {
                     good(&mut rng, op, len)
                 })
                 .collect();
-            // Some long ones, 4 KiB PMTU and past it.
+            // A 4 KiB PMTU one and past it, and some random long ones.
+            inputs.push(good(&mut rng, Opcode::RdmaWriteOnly, 4096 + k));
             for _ in 0..3 {
                 let op = ops[rng.below(ops.len() as u64) as usize];
                 let len = random_payload_len(&mut rng);
