@@ -67,8 +67,9 @@
 //! buffer full is not written further and the write pointer returns to its start at its
 //! last beat. Verdicts come in frame order, so the decided frames occupy the buffer
 //! contiguously: `dec_end` is the end of the last decided one and an accepted frame's
-//! descriptor records where it starts. Descriptors (up to 64 frames) sit in three small
-//! RAMs. The reader frees a frame's space when it starts reading the next one, and jumps over
+//! descriptor records where it starts. Descriptors (up to 64 frames, plus the two in the
+//! reader's stages) sit in three small RAMs; a frame that finds the queue full is dropped
+//! as overflow. The reader frees a frame's space when it starts reading the next one, and jumps over
 //! dropped frames; with nothing to read it frees everything decided. A frame needs at most
 //! `ceil(len / 64)` beats; the largest that fits is 32 KiB (bigger ones count as overflow).
 //!
@@ -1054,6 +1055,8 @@ mod tests {
     #[derive(Clone, Copy, Debug)]
     struct Cfg {
         local_ip: u32,
+        /// The `enable` input throughout the run.
+        enabled: bool,
         /// The consumer takes nothing before this cycle.
         stall_until: u64,
         /// Assert reset for one cycle, with this beat (counted from 1) on the bus.
@@ -1062,6 +1065,7 @@ mod tests {
 
     const CFG: Cfg = Cfg {
         local_ip: 0,
+        enabled: true,
         stall_until: 0,
         reset_at_beat: None,
     };
@@ -1142,7 +1146,7 @@ mod tests {
     fn run(inputs: &[Input], pattern: Pattern, seed: u64, cfg: Cfg) -> Out {
         let mut rng = Rng::new(seed);
         let mut bench = Bench::new(RxFifo::new(), |u| &mut u.clock);
-        bench.uut.enable.next = true;
+        bench.uut.enable.next = cfg.enabled;
         bench.uut.local_ip.next = u64::from(cfg.local_ip).into();
         bench.uut.reset.next = true;
         bench.tick();
@@ -1466,6 +1470,48 @@ mod tests {
         // The 4 KiB frames that fitted came out: the buffer held at least 7.
         let big = out.records.iter().filter(|r| r.payload_len == 4096).count();
         assert!(big >= 7, "4 KiB frames delivered: {big}");
+    }
+
+    #[test]
+    fn descriptor_queue_full_drops_and_counts() {
+        // 80 ACKs under a stalled consumer: 80 beats fit the buffer, but only 64 frames
+        // fit the descriptor queue, plus one in the read stage and one in the record
+        // register.
+        let mut rng = Rng::new(16);
+        let inputs: Vec<Input> = (0..80)
+            .map(|_| good(&mut rng, Opcode::Acknowledge, 0))
+            .collect();
+        let cfg = Cfg {
+            stall_until: 200,
+            ..CFG
+        };
+        let out = run(&inputs, Pattern::SWEEP[0], 16, cfg);
+        assert_eq!(out.records.len(), DESC_FRAMES + 2);
+        assert_eq!(out.counts[&Reason::Overflow], 80 - DESC_FRAMES - 2);
+        let fates = expected(&inputs, 0);
+        for (k, r) in out.records.iter().enumerate() {
+            assert!(
+                matches!(&fates[k], Fate::Accept(want, _) if want == r),
+                "record {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_disabled_port_drops_everything_uncounted() {
+        let mut rng = Rng::new(17);
+        let mut inputs: Vec<Input> = (0..6)
+            .map(|i| good(&mut rng, Opcode::SendOnly, 50 * i))
+            .collect();
+        inputs.extend(damaged(&mut rng).into_iter().take(6));
+        let cfg = Cfg {
+            enabled: false,
+            ..CFG
+        };
+        let out = run(&inputs, Pattern::SWEEP[0], 17, cfg);
+        assert!(out.records.is_empty() && out.payloads.is_empty());
+        assert!(out.counts.is_empty(), "{:?}", out.counts);
+        assert_eq!(out.rx_frames, 0);
     }
 
     #[test]
