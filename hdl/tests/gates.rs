@@ -15,6 +15,12 @@ use rocenic_hdl::Design;
 const ICRC_MAX_LUTS: u64 = 4_000;
 const ICRC_MAX_FFS: u64 = 1_000;
 
+/// Area of the RX front end (`rx-fifo`, which contains `rx-parser` and an ICRC checker):
+/// about 4.8k LUT, 2.6k FF and 15 RAMB18 (the 32 KiB frame buffer) in docs/hdl.md.
+const RX_MAX_LUTS: u64 = 5_500;
+const RX_MAX_FFS: u64 = 3_000;
+const RX_MAX_BRAM36: f64 = 8.0;
+
 /// A directory for one gate run, per process so that concurrent test runs in one target
 /// directory do not write over each other's files. The tool logs stay there.
 fn work_dir(gate: &str, design: Design) -> PathBuf {
@@ -89,6 +95,27 @@ fn yosys_synth_xilinx_tx_path_figures() {
         stats.bram36_equivalent(),
         0.0,
         "the TX path uses no block RAM"
+    );
+}
+
+#[test]
+fn rx_front_end_synth_xilinx_figures() {
+    // The RX front end holds the parser and an ICRC checker, so this covers all three.
+    let design = Design::RxFifo;
+    let dir = work_dir("synth", design);
+    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    println!("{} (yosys synth_xilinx): {stats}", design.name());
+    assert!(
+        stats.luts <= RX_MAX_LUTS && stats.ffs <= RX_MAX_FFS,
+        "{}: over the area budget ({RX_MAX_LUTS} LUT, {RX_MAX_FFS} FF): {stats}",
+        design.name()
+    );
+    // The frame buffer must map to block RAM (not to flip-flops), and only it.
+    let bram = stats.bram36_equivalent();
+    assert!(
+        bram > 0.0 && bram <= RX_MAX_BRAM36,
+        "{}: block RAM {bram} (want the 512 x 512 buffer, at most {RX_MAX_BRAM36}): {stats}",
+        design.name()
     );
 }
 
