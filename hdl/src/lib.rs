@@ -62,7 +62,9 @@ pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
 pub mod icrc;
+pub mod leaves;
 pub mod masked_load;
+pub mod regfile;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -73,6 +75,11 @@ pub mod prelude {
 
 use prelude::Block;
 
+/// log2 of the QP contexts of the generated designs (`--qps`, 256).
+pub const QP_LOG: usize = 8;
+/// log2 of the MR entries of the generated designs (`--mrs`, 1024).
+pub const MR_LOG: usize = 10;
+
 use icrc::{Icrc, IcrcMode};
 
 /// A design that can be written as the Verilog top (module `top`).
@@ -82,17 +89,20 @@ pub enum Design {
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
+    /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
+    RegFile,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 2] = [Design::IcrcCheck, Design::IcrcGenerate];
+    pub const ALL: [Design; 3] = [Design::IcrcCheck, Design::IcrcGenerate, Design::RegFile];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
+            Design::RegFile => "regfile",
         }
     }
 
@@ -106,6 +116,9 @@ impl Design {
         match self {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
+            Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
+                regfile::CtrlParams::new(QP_LOG, MR_LOG),
+            )),
         }
     }
 }
