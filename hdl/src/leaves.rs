@@ -18,7 +18,10 @@ pub struct WordMux<const WORDS: usize, const AW: usize, const FLAT: usize> {
 impl<const WORDS: usize, const AW: usize, const FLAT: usize> Default for WordMux<WORDS, AW, FLAT> {
     fn default() -> Self {
         assert_eq!(FLAT, 32 * WORDS, "WordMux: FLAT must be 32 * WORDS");
-        assert!(WORDS <= 1 << AW && WORDS > 1 << (AW - 1), "WordMux: AW = clog2(WORDS)");
+        assert!(
+            WORDS <= 1 << AW && WORDS > 1 << (AW - 1),
+            "WordMux: AW = clog2(WORDS)"
+        );
         WordMux {
             x: Default::default(),
             sel: Default::default(),
@@ -73,9 +76,7 @@ pub struct WordBank<const WORDS: usize, const AW: usize, const FLAT: usize> {
     _words: Box<Vec<u32>>,
 }
 
-impl<const WORDS: usize, const AW: usize, const FLAT: usize> Default
-    for WordBank<WORDS, AW, FLAT>
-{
+impl<const WORDS: usize, const AW: usize, const FLAT: usize> Default for WordBank<WORDS, AW, FLAT> {
     fn default() -> Self {
         assert_eq!(FLAT, 32 * WORDS, "WordBank: FLAT must be 32 * WORDS");
         assert_eq!(WORDS, 1 << AW, "WordBank: WORDS must be 2^AW");
@@ -128,7 +129,11 @@ impl<const WORDS: usize, const AW: usize, const FLAT: usize> Logic for WordBank<
         v.push_str("    end else if (we) begin\n        mem[waddr] <= wdata;\n    end\nend\n");
         v.push_str("always @(*) begin\n    rdata = mem[raddr];\n");
         for i in 0..WORDS {
-            v.push_str(&format!("    all[{}:{}] = mem[{i}];\n", 32 * i + 31, 32 * i));
+            v.push_str(&format!(
+                "    all[{}:{}] = mem[{i}];\n",
+                32 * i + 31,
+                32 * i
+            ));
         }
         v.push_str("end\n");
         Verilog::Custom(v)
@@ -301,7 +306,12 @@ macro_rules! unpack_fields {
                 $(self.$f.connect();)+
             }
             fn hdl(&self) -> Verilog {
-                let mut v = String::from("always @(*) begin\n");
+                // An unpacker picks some fields: the others are unused on purpose.
+                let mut v = format!(
+                    "// verilator lint_off UNUSEDSIGNAL\nwire [{}:0] unused_ok = x;\n\
+                     // verilator lint_on UNUSEDSIGNAL\nalways @(*) begin\n",
+                    $layout::BITS - 1
+                );
                 $(
                     let at = $layout::offset(stringify!($f));
                     assert!(

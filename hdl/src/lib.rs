@@ -57,7 +57,10 @@
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
 pub mod bench;
+pub mod cmd;
+pub mod control;
 pub mod crc32;
+pub mod ctx_tables;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
@@ -89,19 +92,28 @@ pub enum Design {
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
+    /// The control plane: register file, command engine, context tables
+    /// ([`control::Control`], 256 QPs, 1024 MRs).
+    Control,
     /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
     RegFile,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 3] = [Design::IcrcCheck, Design::IcrcGenerate, Design::RegFile];
+    pub const ALL: [Design; 4] = [
+        Design::IcrcCheck,
+        Design::IcrcGenerate,
+        Design::Control,
+        Design::RegFile,
+    ];
 
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
+            Design::Control => "control",
             Design::RegFile => "regfile",
         }
     }
@@ -116,6 +128,7 @@ impl Design {
         match self {
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
+            Design::Control => generate_verilog(&mut control::Control::<QP_LOG, MR_LOG>::new()),
             Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),

@@ -499,8 +499,8 @@ impl Logic for RegFile {
             self.aligned.val() & (self.reg_addr.val().get_bits::<11>(6) == self.t_args.val());
         self.in_outs.next =
             self.aligned.val() & (self.reg_addr.val().get_bits::<12>(5) == self.t_outs.val());
-        self.in_counters.next = self.aligned.val()
-            & (self.reg_addr.val().get_bits::<10>(7) == self.t_counters.val());
+        self.in_counters.next =
+            self.aligned.val() & (self.reg_addr.val().get_bits::<10>(7) == self.t_counters.val());
         self.qp_db.next = self.aligned.val()
             & (self.reg_addr.val().get_bits::<2>(15) == self.t_qp_db.val())
             & (self.reg_addr.val().get_bits::<12>(3) <= self.last_qp.val());
