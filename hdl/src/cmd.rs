@@ -1297,11 +1297,9 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 self.state.d.next = self.st_idle.val();
             }
         }
-        if self.state.q.val() == self.st_idle.val() {
-            if self.start.val() {
-                self.op.d.next = self.opcode.val();
-                self.state.d.next = self.st_read_a.val();
-            }
+        if (self.state.q.val() == self.st_idle.val()) & self.start.val() {
+            self.op.d.next = self.opcode.val();
+            self.state.d.next = self.st_read_a.val();
         }
         if self.state.q.val() == self.st_read_a.val() {
             self.cq.cmd_rd_en.next = true;

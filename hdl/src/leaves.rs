@@ -73,7 +73,10 @@ pub struct WordBank<const WORDS: usize, const AW: usize, const FLAT: usize> {
     pub raddr: Signal<In, Bits<AW>>,
     pub rdata: Signal<Out, Bits<32>>,
     pub all: Signal<Out, Bits<FLAT>>,
-    _words: Box<Vec<u32>>,
+    _words: Vec<u32>,
+    /// `_words` as the flat vector (kept up to date on writes: the simulator calls
+    /// `update` many times a cycle).
+    _all: Box<Bits<FLAT>>,
 }
 
 impl<const WORDS: usize, const AW: usize, const FLAT: usize> Default for WordBank<WORDS, AW, FLAT> {
@@ -89,7 +92,8 @@ impl<const WORDS: usize, const AW: usize, const FLAT: usize> Default for WordBan
             raddr: Default::default(),
             rdata: Default::default(),
             all: Default::default(),
-            _words: Box::new(vec![0; WORDS]),
+            _words: vec![0; WORDS],
+            _all: Box::default(),
         }
     }
 }
@@ -99,20 +103,15 @@ impl<const WORDS: usize, const AW: usize, const FLAT: usize> Logic for WordBank<
         if self.clock.pos_edge() {
             if self.reset.val() {
                 self._words.iter_mut().for_each(|w| *w = 0);
+                *self._all = Bits::default();
             } else if self.we.val() {
-                self._words[self.waddr.val().index()] = self.wdata.val().to_u32();
+                let i = self.waddr.val().index();
+                self._words[i] = self.wdata.val().to_u32();
+                self._all.set_bits::<32>(32 * i, self.wdata.val());
             }
         }
         self.rdata.next = u64::from(self._words[self.raddr.val().index()]).into();
-        let mut all = Bits::<FLAT>::default();
-        for (i, w) in self._words.iter().enumerate() {
-            for b in 0..32 {
-                if w >> b & 1 != 0 {
-                    all = all.replace_bit(32 * i + b, true);
-                }
-            }
-        }
-        self.all.next = all;
+        self.all.next = *self._all;
     }
 
     fn connect(&mut self) {
@@ -260,12 +259,7 @@ macro_rules! packed_layout {
                 let mut y = Bits::<{ $layout::BITS }>::default();
                 let mut at = 0usize;
                 $(
-                    let v = self.$f.val();
-                    for b in 0..$fw {
-                        if v.get_bit(b) {
-                            y = y.replace_bit(at + b, true);
-                        }
-                    }
+                    y.set_bits::<$fw>(at, self.$f.val());
                     at += $fw;
                 )+
                 let _ = at;
@@ -352,3 +346,70 @@ packed_layout!(
     qp_index16, QpIndex16; lo: 12, hi: 4
 );
 packed_layout!(cq_index16, CqIndex16; lo: 13, hi: 3);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cycle<T: Block>(b: &mut T, clock: fn(&mut T) -> &mut Signal<In, Clock>) {
+        for level in [true, false] {
+            clock(b).next = Clock { clk: level };
+            assert!(simulate(b, 10));
+        }
+    }
+
+    #[test]
+    fn counter_bank_counts_past_32_bits() {
+        let mut c = CounterBank::default();
+        c.connect_all();
+        let mut want = [0u64; 16];
+        for i in 0..70_000u64 {
+            let inc = (i * 0x9E37) as u16 | 0b1010; // the byte counters every cycle
+            c.inc.next = u64::from(inc).into();
+            c.tx_bytes.next = 0xffffu64.into();
+            c.rx_bytes.next = (0xff00 | (i & 0xff)).into();
+            for (k, w) in want.iter_mut().enumerate() {
+                if inc >> k & 1 != 0 {
+                    *w += match k {
+                        TX_BYTES => 0xffff,
+                        RX_BYTES => 0xff00 | (i & 0xff),
+                        _ => 1,
+                    };
+                }
+            }
+            cycle(&mut c, |c| &mut c.clock);
+        }
+        assert!(want[TX_BYTES] > 1 << 32 && want[RX_BYTES] > 1 << 32);
+        for (k, w) in want.iter().enumerate() {
+            c.idx.next = (k as u64).into();
+            assert!(simulate(&mut c, 10));
+            assert_eq!(c.value.val().to_u64(), *w, "counter {k}");
+        }
+        c.reset.next = true;
+        cycle(&mut c, |c| &mut c.clock);
+        assert_eq!(c.value.val().to_u64(), 0);
+    }
+
+    #[test]
+    fn word_bank_and_mux_pick_words() {
+        let mut b = WordBank::<16, 4, 512>::default();
+        b.connect_all();
+        for i in 0..16u64 {
+            b.we.next = true;
+            b.waddr.next = i.into();
+            b.wdata.next = (0x1000 + i).into();
+            cycle(&mut b, |b| &mut b.clock);
+        }
+        let all = b.all.val();
+        let mut m = WordMux::<16, 4, 512>::default();
+        m.connect_all();
+        m.x.next = all;
+        for i in 0..16u64 {
+            b.raddr.next = i.into();
+            m.sel.next = i.into();
+            assert!(simulate(&mut b, 10) && simulate(&mut m, 10));
+            assert_eq!(b.rdata.val().to_u64(), 0x1000 + i);
+            assert_eq!(m.y.val().to_u64(), 0x1000 + i);
+        }
+    }
+}

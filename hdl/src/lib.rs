@@ -50,6 +50,11 @@
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
 //!
+//! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
+//!   [`cmd::CmdEngine`] (the mailbox commands over the [`ctx_tables`] in block RAM).
+//! - [`leaves`]: small custom-Verilog leaves of the control plane (word select, word bank,
+//!   counter bank, record pack/unpack).
+//!
 //! Helpers: [`crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches), [`gates`]
 //! (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
 //!

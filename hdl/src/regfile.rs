@@ -321,27 +321,27 @@ impl RegFile {
     pub fn new(p: CtrlParams) -> RegFile {
         // The decode below assumes this layout of the ABI's regions; refuse anything else.
         assert!(
-            regs::cmd_arg(0) % 64 == 0 && regs::CMD_ARG_WORDS == 16,
+            regs::cmd_arg(0).is_multiple_of(64) && regs::CMD_ARG_WORDS == 16,
             "CMD_ARG: 16 words, 64-byte aligned"
         );
         assert!(
-            regs::cmd_out(0) % 32 == 0 && regs::CMD_OUT_WORDS == 8,
+            regs::cmd_out(0).is_multiple_of(32) && regs::CMD_OUT_WORDS == 8,
             "CMD_OUT: 8 words, 32-byte aligned"
         );
         let cnt0 = regs::counter_lo(Counter::TxFrames);
         assert!(
-            cnt0 % 128 == 0 && Counter::COUNT == 16,
+            cnt0.is_multiple_of(128) && Counter::COUNT == 16,
             "counters: 16 LO/HI pairs, 128-byte aligned"
         );
         assert!(
-            regs::sq_doorbell(0) % 0x8000 == 0
+            regs::sq_doorbell(0).is_multiple_of(0x8000)
                 && regs::rq_doorbell(0) == regs::sq_doorbell(0) + 4
                 && regs::sq_doorbell(1) == regs::sq_doorbell(0) + 8
                 && regs::DOORBELL_QPS * 8 == 0x8000,
             "QP doorbells: 8 bytes per QP, a 32 KiB region"
         );
         assert!(
-            regs::cq_doorbell(0) % 0x8000 == 0
+            regs::cq_doorbell(0).is_multiple_of(0x8000)
                 && regs::cq_doorbell(1) == regs::cq_doorbell(0) + 4
                 && regs::DOORBELL_CQS * 4 == 0x8000
                 && regs::BAR0_SIZE == 0x2_0000,
