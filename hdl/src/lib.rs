@@ -69,6 +69,11 @@
 //!   drop pulses by reason.
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
+//! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
+//!   [`cmd::CmdEngine`] (the mailbox commands over the [`ctx_tables`] in block RAM).
+//! - [`leaves`]: small custom-Verilog leaves of the control plane (word select, word bank,
+//!   counter bank, record pack/unpack).
+//!
 //! Helpers: [`crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches), [`gates`]
 //! (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
 //!
@@ -78,9 +83,12 @@
 pub mod bench;
 pub mod byte_swap;
 pub mod cat;
+pub mod cmd;
 pub mod completion;
+pub mod control;
 pub mod cqe_beat;
 pub mod crc32;
+pub mod ctx_tables;
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
 pub mod gates;
@@ -88,8 +96,10 @@ pub mod gf2;
 pub mod gf2_step;
 pub mod hdr_build;
 pub mod icrc;
+pub mod leaves;
 pub mod masked_load;
 pub mod qp_timers;
+pub mod regfile;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod tx_arbiter;
@@ -104,6 +114,11 @@ pub mod prelude {
 }
 
 use prelude::Block;
+
+/// log2 of the QP contexts of the generated designs (`--qps`, 256).
+pub const QP_LOG: usize = 8;
+/// log2 of the MR entries of the generated designs (`--mrs`, 1024).
+pub const MR_LOG: usize = 10;
 
 use hdr_build::HdrBuild;
 use icrc::{Icrc, IcrcMode};
@@ -135,11 +150,16 @@ pub enum Design {
     /// The RX front end ([`RxFifo`]): verdicts, store and forward, header records and
     /// realigned payload.
     RxFifo,
+    /// The control plane: register file, command engine, context tables
+    /// ([`control::Control`], 256 QPs, 1024 MRs).
+    Control,
+    /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
+    RegFile,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 10] = [
+    pub const ALL: [Design; 12] = [
         Design::IcrcCheck,
         Design::IcrcGenerate,
         Design::DmaReadMux,
@@ -150,6 +170,8 @@ impl Design {
         Design::TxPath,
         Design::RxParser,
         Design::RxFifo,
+        Design::Control,
+        Design::RegFile,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -165,6 +187,8 @@ impl Design {
             Design::TxPath => "tx-path",
             Design::RxParser => "rx-parser",
             Design::RxFifo => "rx-fifo",
+            Design::Control => "control",
+            Design::RegFile => "regfile",
         }
     }
 
@@ -181,11 +205,15 @@ impl Design {
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
-            Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<8>::default()),
+            Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<QP_LOG>::default()),
             Design::HdrBuild => generate_verilog(&mut HdrBuild::new()),
             Design::TxPath => generate_verilog(&mut TxPath::new()),
             Design::RxParser => generate_verilog(&mut RxParser::new()),
             Design::RxFifo => generate_verilog(&mut RxFifo::new()),
+            Design::Control => generate_verilog(&mut control::Control::<QP_LOG, MR_LOG>::new()),
+            Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
+                regfile::CtrlParams::new(QP_LOG, MR_LOG),
+            )),
         }
     }
 }

@@ -119,6 +119,28 @@ fn rx_front_end_synth_xilinx_figures() {
     );
 }
 
+/// The control plane at 256 QPs / 1024 MRs: its context tables must land in block RAM
+/// (about 17 BRAM36, docs/hdl.md), not in LUTs or flip-flops.
+const CONTROL_MAX_LUTS: u64 = 5_000;
+const CONTROL_MAX_FFS: u64 = 4_000;
+
+#[test]
+fn control_plane_tables_are_block_ram() {
+    let design = Design::Control;
+    let dir = work_dir("synth", design);
+    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    println!("{} (yosys synth_xilinx): {stats}", design.name());
+    let bram = stats.bram36_equivalent();
+    assert!(
+        (15.0..=20.0).contains(&bram),
+        "the QP/MR/CQ/PD tables should take 15-20 BRAM36: {stats}"
+    );
+    assert!(
+        stats.luts <= CONTROL_MAX_LUTS && stats.ffs <= CONTROL_MAX_FFS,
+        "control: over the area budget ({CONTROL_MAX_LUTS} LUT, {CONTROL_MAX_FFS} FF): {stats}"
+    );
+}
+
 #[test]
 fn generator_writes_top_v_and_prints_its_path() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
