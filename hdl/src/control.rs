@@ -1203,25 +1203,3 @@ mod directed {
         assert_eq!(g("ring", 58), 0xabc_0000_1040 >> 6);
     }
 }
-
-#[cfg(test)]
-mod speed {
-    #[test]
-    #[ignore]
-    fn cycles_per_second() {
-        let t = std::time::Instant::now();
-        let mut rtl = super::driver::Rtl::new(1, 100);
-        let c0 = rtl.bench.cycle();
-        println!("reset+clear: {} cycles in {:?}", c0, t.elapsed());
-        let t = std::time::Instant::now();
-        for _ in 0..500 {
-            rtl.step();
-        }
-        println!("500 idle cycles in {:?}", t.elapsed());
-        let t = std::time::Instant::now();
-        for i in 0..100 {
-            rtl.write(0x100 + 4 * (i % 16), i);
-        }
-        println!("100 writes in {:?}", t.elapsed());
-    }
-}
