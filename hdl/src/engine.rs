@@ -11,6 +11,11 @@
 //!   forward), whose frame and drop pulses feed the global counters (`RxFrames`,
 //!   `RxBytes`, `IcrcDrops`, `MalformedDrops`, `UnknownQpDrops`);
 //!
+//! `UnknownQpDrops` counts frames for another IPv4 address only: a frame for a QP that
+//! does not exist is accepted (`RxFrames`) and discarded uncounted until the responder
+//! looks QPs up (the model counts it as `UnknownQpDrops`; `driver/tests/rtl.rs` holds this
+//! known difference).
+//!
 //! Not yet: the responder and requester, so accepted frames are counted and then
 //! discarded (their header records and payloads are taken and dropped), doorbells and
 //! QP events are taken and dropped, the DMA ports and MAC TX stay idle. The completion

@@ -198,6 +198,19 @@ impl Design {
         }
     }
 
+    /// The design this one is instantiated in, if any: the yosys structural check of
+    /// that design covers this one (the check flattens), so the gates run it once there.
+    pub fn part_of(self) -> Option<Design> {
+        match self {
+            Design::IcrcCheck | Design::RxParser => Some(Design::RxFifo),
+            Design::IcrcGenerate => Some(Design::HdrBuild),
+            Design::HdrBuild => Some(Design::TxPath),
+            Design::RxFifo | Design::Control => Some(Design::Engine),
+            Design::RegFile => Some(Design::Control),
+            _ => None,
+        }
+    }
+
     /// The design of that name.
     pub fn from_name(name: &str) -> Option<Design> {
         Design::ALL.into_iter().find(|d| d.name() == name)

@@ -9,11 +9,14 @@ use std::process::Command;
 use rocenic_hdl::gates::{self, GateError, SynthStats};
 use rocenic_hdl::Design;
 
-/// Area the default top may use before this gate fails: the ICRC engine synthesises to
-/// about 3.0k LUT and 750 FF (docs/hdl.md); the margin absorbs abc's swings between
-/// equivalent netlists.
-const ICRC_MAX_LUTS: u64 = 4_000;
-const ICRC_MAX_FFS: u64 = 1_000;
+/// Area the TX back end may use before this gate fails: it synthesises to about 6.7k LUT
+/// (ICRC engine about 2.9k, frame builder 2.7k, arbiter 1k) and 7.2k FF (mostly the
+/// 8-stage, 512-bit delay line beside the ICRC engine); docs/hdl.md. The ICRC engine has
+/// no synthesis gate of its own: it is inside this one and the RX front end's. The engine
+/// top has none yet: until its datapath is wired, synthesis trims every block whose outputs
+/// go nowhere, so its figure would understate the design.
+const TX_PATH_MAX_LUTS: u64 = 7_500;
+const TX_PATH_MAX_FFS: u64 = 8_000;
 
 /// Area of the RX front end (`rx-fifo`, which contains `rx-parser` and an ICRC checker):
 /// about 4.8k LUT, 2.6k FF and 15 RAMB18 (the 32 KiB frame buffer) in docs/hdl.md.
@@ -47,40 +50,13 @@ fn verilator_lint_is_clean() {
 
 #[test]
 fn yosys_finds_no_latch_and_no_undriven_signal() {
-    for design in Design::ALL {
+    // Each design once: a block instantiated in another is checked there (flattened).
+    for design in Design::ALL.into_iter().filter(|d| d.part_of().is_none()) {
         let dir = work_dir("check", design);
         pass(gates::yosys_check(&design.verilog(), &dir));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
-
-#[test]
-fn yosys_synth_xilinx_figures() {
-    // The RX ICRC checker (its generate twin differs by constants). The engine top is not
-    // synthesised here yet: until its datapath is wired, synthesis trims every block whose
-    // outputs go nowhere (the context tables' read ports, the RX records), so its figure
-    // would understate the design; the blocks have their own gates below.
-    let design = Design::IcrcCheck;
-    let dir = work_dir("synth", design);
-    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
-    println!("{} (yosys synth_xilinx): {stats}", design.name());
-    assert!(
-        stats.luts <= ICRC_MAX_LUTS && stats.ffs <= ICRC_MAX_FFS,
-        "{}: over the area budget ({ICRC_MAX_LUTS} LUT, {ICRC_MAX_FFS} FF): {stats}",
-        design.name()
-    );
-    assert_eq!(
-        stats.bram36_equivalent(),
-        0.0,
-        "the ICRC engine uses no block RAM"
-    );
-}
-
-/// Area the TX back end may use before this gate fails: it synthesises to about 6.7k LUT
-/// (ICRC engine about 2.9k, frame builder 2.7k, arbiter 1k) and 7.2k FF (mostly the
-/// 8-stage, 512-bit delay line beside the ICRC engine); docs/hdl.md.
-const TX_PATH_MAX_LUTS: u64 = 7_500;
-const TX_PATH_MAX_FFS: u64 = 8_000;
 
 #[test]
 fn yosys_synth_xilinx_tx_path_figures() {
