@@ -91,6 +91,7 @@ pub mod crc32;
 pub mod ctx_tables;
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
+pub mod engine;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;
@@ -129,7 +130,10 @@ use tx_path::TxPath;
 /// A design that can be written as the Verilog top (module `top`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Design {
-    /// The RX ICRC checker ([`Icrc`] in [`IcrcMode::Check`]). The default top for now.
+    /// The engine top: the device ([`engine::Engine`]; control plane and RX front end so
+    /// far). The default top.
+    Engine,
+    /// The RX ICRC checker ([`Icrc`] in [`IcrcMode::Check`]).
     IcrcCheck,
     /// The TX ICRC generator ([`Icrc`] in [`IcrcMode::Generate`]).
     IcrcGenerate,
@@ -159,7 +163,8 @@ pub enum Design {
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 12] = [
+    pub const ALL: [Design; 13] = [
+        Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
         Design::DmaReadMux,
@@ -177,6 +182,7 @@ impl Design {
     /// The name the generator's `--top` option takes.
     pub fn name(self) -> &'static str {
         match self {
+            Design::Engine => "engine",
             Design::IcrcCheck => "icrc-check",
             Design::IcrcGenerate => "icrc-generate",
             Design::DmaReadMux => "dma-rd-mux",
@@ -200,6 +206,7 @@ impl Design {
     /// Its Verilog, with `top` as the top module.
     pub fn verilog(self) -> String {
         match self {
+            Design::Engine => generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG>::new()),
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),

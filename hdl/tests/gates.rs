@@ -56,9 +56,11 @@ fn yosys_finds_no_latch_and_no_undriven_signal() {
 
 #[test]
 fn yosys_synth_xilinx_figures() {
-    // The default top only: the other designs are the same engine with other constants, and
-    // a synthesis takes about a minute.
-    let design = Design::ALL[0];
+    // The RX ICRC checker (its generate twin differs by constants). The engine top is not
+    // synthesised here yet: until its datapath is wired, synthesis trims every block whose
+    // outputs go nowhere (the context tables' read ports, the RX records), so its figure
+    // would understate the design; the blocks have their own gates below.
+    let design = Design::IcrcCheck;
     let dir = work_dir("synth", design);
     let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
     println!("{} (yosys synth_xilinx): {stats}", design.name());
