@@ -1314,12 +1314,7 @@ pub const ENGINE_MODEL: &str = "engine";
 /// generating it takes seconds, and every [`engine_lib`] call needs it to key the cache.
 pub fn engine_verilog() -> &'static str {
     static VERILOG: OnceLock<String> = OnceLock::new();
-    // TEMP until the engine branch is merged: then `rocenic_hdl::Design::Engine.verilog()`.
-    VERILOG.get_or_init(|| {
-        rocenic_hdl::Design::from_name("engine")
-            .expect("rocenic-hdl has no engine design yet")
-            .verilog()
-    })
+    VERILOG.get_or_init(|| rocenic_hdl::Design::Engine.verilog())
 }
 
 /// The engine top (`rocenic_hdl::Design::Engine`, module `top`) as a Verilated library,
