@@ -130,4 +130,5 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod model;
+pub mod rtl;
 pub mod vfio;

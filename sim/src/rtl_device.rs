@@ -60,11 +60,14 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
 
 use rocenic_proto::device::{Device, DeviceIo, DmaPort, Frame};
 
 use crate::dma::{DmaChannels, DmaConfig};
-use crate::rtl::{Port, PortDir, PortInfo, RtlError, VerilatedLib, VerilatedModel};
+use crate::rtl::{
+    ModelBuilder, Port, PortDir, PortInfo, RtlError, TraceFormat, VerilatedLib, VerilatedModel,
+};
 
 /// Bytes per beat of the 512-bit streams.
 pub const BEAT_BYTES: usize = 64;
@@ -1302,4 +1305,35 @@ fn unpack(words: &[u32; BEAT_WORDS]) -> [u8; BEAT_BYTES] {
         c.copy_from_slice(&w.to_le_bytes());
     }
     out
+}
+
+/// The model name the engine is built under (`V<name>` in the cache directory).
+pub const ENGINE_MODEL: &str = "engine";
+
+/// The engine's Verilog (`rocenic_hdl::Design::Engine`), generated once per process:
+/// generating it takes seconds, and every [`engine_lib`] call needs it to key the cache.
+pub fn engine_verilog() -> &'static str {
+    static VERILOG: OnceLock<String> = OnceLock::new();
+    VERILOG.get_or_init(|| rocenic_hdl::Design::Engine.verilog())
+}
+
+/// The engine top (`rocenic_hdl::Design::Engine`, module `top`) as a Verilated library,
+/// built with `trace` compiled in (or none). The build is cached by content under the
+/// Verilator cache directory ([`crate::rtl::default_cache_dir`]), and the loaded library is
+/// kept per process and trace format, so later calls cost nothing. Fails with
+/// [`RtlError::ToolMissing`] (which names the install command) without `verilator`/`g++`.
+pub fn engine_lib(trace: Option<TraceFormat>) -> Result<VerilatedLib, RtlError> {
+    static LIBS: Mutex<Vec<(Option<TraceFormat>, VerilatedLib)>> = Mutex::new(Vec::new());
+    // Held across the build: a second thread asking for the same library waits for it
+    // instead of building it again (ModelBuilder's lock would serialise it anyway).
+    let mut libs = LIBS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, lib)) = libs.iter().find(|(t, _)| *t == trace) {
+        return Ok(lib.clone());
+    }
+    let lib = ModelBuilder::from_string(engine_verilog(), "top")
+        .name(ENGINE_MODEL)
+        .trace_opt(trace)
+        .build()?;
+    libs.push((trace, lib.clone()));
+    Ok(lib)
 }

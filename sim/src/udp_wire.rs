@@ -986,7 +986,7 @@ mod tests {
         assert_eq!(b.stats().rx_frames, 5);
         assert_eq!(
             b.stats().rx_bytes,
-            frames.iter().map(|f| f.len() as u64).sum()
+            frames.iter().map(|f| f.len() as u64).sum::<u64>()
         );
         assert_eq!(a.peer_addr(), b.local_addr());
     }

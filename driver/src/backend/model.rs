@@ -1,5 +1,6 @@
 //! The model backend: a node of a simulated [`World`] whose device is the behavioural
-//! [`Nic`].
+//! [`Nic`] (or any other [`Device`]: the RTL backend uses it unchanged for nodes whose
+//! device is the Verilated engine, see [`crate::backend::rtl`]).
 //!
 //! Several backends share one world (`Rc<RefCell<World>>`), one per node. Waiting on any
 //! of them advances the whole world, so every device keeps running while a driver polls;
@@ -17,7 +18,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use rocenic_model::{Nic, NicConfig};
-use rocenic_sim::{AllocId, LinkConfig, NodeId, TapPoint, World, WorldConfig};
+use rocenic_sim::{AllocId, Device, LinkConfig, NodeId, TapPoint, World, WorldConfig};
 
 use crate::backend::{Backend, DmaRegion};
 use crate::{Error, Result};
@@ -53,7 +54,7 @@ impl ModelBackend {
     }
 }
 
-fn sim_err(e: rocenic_sim::SimError) -> Error {
+pub(crate) fn sim_err(e: rocenic_sim::SimError) -> Error {
     Error::Sim(e.to_string())
 }
 
@@ -161,9 +162,25 @@ pub struct PairConfig {
 /// Builds a world of two [`Nic`]s (nodes A and B) joined by a cable, optionally capturing
 /// every frame either node sends into a pcap file, and returns a backend for each node.
 pub fn two_node_world(cfg: &PairConfig, pcap: Option<&Path>) -> Result<ModelPair> {
+    pair_world(
+        cfg,
+        pcap,
+        Nic::new(cfg.nic.clone()),
+        Nic::new(cfg.nic.clone()),
+    )
+}
+
+/// [`two_node_world`] with any two devices as nodes A and B (`cfg.nic` is not used): the
+/// RTL backend's testbed. [`World::device_as`] finds them by their own type.
+pub fn pair_world<D: Device + 'static>(
+    cfg: &PairConfig,
+    pcap: Option<&Path>,
+    dev_a: D,
+    dev_b: D,
+) -> Result<ModelPair> {
     let mut world = World::new(cfg.world.clone()).map_err(sim_err)?;
-    let a = world.add_node(Nic::new(cfg.nic.clone()));
-    let b = world.add_node(Nic::new(cfg.nic.clone()));
+    let a = world.add_node(dev_a);
+    let b = world.add_node(dev_b);
     world
         .connect(a, b, cfg.a_to_b.clone(), cfg.b_to_a.clone())
         .map_err(sim_err)?;

@@ -36,13 +36,16 @@ use crate::{AtomicWr, RdmaWr};
 /// Arguments of `rocenic demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Device backend: "model", or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together;
-    /// "rtl" arrives later).
+    /// Device backend: "model", "rtl" (the Verilated engine; control path only so far),
+    /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Write every frame both NICs send to this pcap file.
     #[arg(long)]
     pub pcap: Option<PathBuf>,
+    /// Write a waveform of node A's RTL to this file (.vcd or .fst); --backend rtl only.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Seed of the data pattern, the initial PSNs and the link faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -62,6 +65,7 @@ impl Default for DemoArgs {
         DemoArgs {
             backend: "model".into(),
             pcap: None,
+            trace: None,
             seed: 1,
             loss: 0.0,
             max_size: 1 << 20,
@@ -589,6 +593,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
             seed: args.seed,
             loss: args.loss,
             pcap: args.pcap.clone(),
+            trace: args.trace.clone(),
         },
     )?;
     let region = (args.max_size + 64).next_multiple_of(4096);

@@ -54,8 +54,8 @@ impl PerfOp {
 pub struct PerfArgs {
     /// What to measure.
     pub op: PerfOp,
-    /// Device backend: "model", or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together;
-    /// "rtl" arrives later).
+    /// Device backend: "model", "rtl" (the Verilated engine; control path only so far),
+    /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Message size in bytes (8 for atomics, whatever is given).
@@ -82,6 +82,9 @@ pub struct PerfArgs {
     /// Write every frame both NICs send to this pcap file.
     #[arg(long)]
     pub pcap: Option<std::path::PathBuf>,
+    /// Write a waveform of node A's RTL to this file (.vcd or .fst); --backend rtl only.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
     /// Print exactly one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -101,6 +104,7 @@ impl PerfArgs {
             tx_depth: 128,
             seed: 1,
             pcap: None,
+            trace: None,
             json: false,
         }
     }
@@ -190,6 +194,7 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
             seed: args.seed,
             loss: args.loss,
             pcap: args.pcap.clone(),
+            trace: args.trace.clone(),
         },
     )?;
     let mut rng = Pattern::new(args.seed);

@@ -161,7 +161,7 @@ pub struct PerftestArgs {
     /// Work requests in flight at most.
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     pub tx_depth: u32,
-    /// Device backend: "model" ("rtl" arrives later).
+    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
@@ -340,7 +340,11 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PerftestReport> {
-    let BackendKind::Model = parse_backend(&args.backend)? else {
+    let kind = parse_backend(&args.backend)?;
+    if kind == BackendKind::Rtl {
+        crate::backend::rtl::require_datapath()?;
+    }
+    let BackendKind::Model = kind else {
         bail!(
             "--backend {}: perftest runs on the model backend only so far",
             args.backend

@@ -108,7 +108,7 @@ pub struct PingpongArgs {
     /// first byte of every 4 KiB page is 0; a rocenic client always sends that).
     #[arg(short = 'c', long = "chk")]
     pub chk: bool,
-    /// Device backend: "model" ("rtl" arrives later).
+    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
@@ -209,7 +209,11 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PingpongReport> {
-    let BackendKind::Model = parse_backend(&args.backend)? else {
+    let kind = parse_backend(&args.backend)?;
+    if kind == BackendKind::Rtl {
+        crate::backend::rtl::require_datapath()?;
+    }
+    let BackendKind::Model = kind else {
         bail!(
             "--backend {}: pingpong runs on the model backend only so far",
             args.backend

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use rocenic_sim::{FaultConfig, LinkConfig, World};
 
 use crate::backend::model::{close_captures, two_node_world, PairConfig};
+use crate::backend::rtl::{require_datapath, two_node_rtl_world};
 use crate::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
 use crate::cli::pattern::Pattern;
 use crate::verbs::{
@@ -17,13 +18,16 @@ use crate::verbs::{
 use crate::{Error, Result};
 
 /// The backends `--backend` accepts in this build.
-pub const AVAILABLE_BACKENDS: &str = "model, vfio:<bdf>[,<bdf>] (rtl arrives later)";
+pub const AVAILABLE_BACKENDS: &str = "model, rtl, vfio:<bdf>[,<bdf>]";
 
 /// A backend named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BackendKind {
     /// The behavioural model in a simulated two-node world.
     Model,
+    /// The Verilated engine RTL in a simulated two-node world (control path only so far:
+    /// see [`crate::backend::rtl::require_datapath`]).
+    Rtl,
     /// NICs behind VFIO, by PCI address (`vfio:0000:03:00.0,0000:04:00.0`).
     Vfio(Vec<String>),
 }
@@ -32,6 +36,7 @@ impl BackendKind {
     pub fn name(&self) -> &'static str {
         match self {
             BackendKind::Model => "model",
+            BackendKind::Rtl => "rtl",
             BackendKind::Vfio(_) => "vfio",
         }
     }
@@ -41,10 +46,7 @@ impl BackendKind {
 pub fn parse_backend(name: &str) -> Result<BackendKind> {
     match name {
         "model" => Ok(BackendKind::Model),
-        "rtl" => Err(Error::BackendUnavailable {
-            name: name.into(),
-            why: "the Verilated RTL is not built yet; use --backend model".into(),
-        }),
+        "rtl" => Ok(BackendKind::Rtl),
         n if n.starts_with("vfio:") => {
             let bdfs = n["vfio:".len()..]
                 .split(',')
@@ -69,6 +71,8 @@ pub struct TestbedOptions {
     pub loss: f64,
     /// Capture every frame either node sends into this pcap file.
     pub pcap: Option<PathBuf>,
+    /// Write a waveform of node A to this file (`.vcd` or `.fst`); RTL backend only.
+    pub trace: Option<PathBuf>,
 }
 
 /// One host with its NIC: a context and the port's addresses.
@@ -96,8 +100,13 @@ impl Testbed {
                 opts.loss
             )));
         }
+        if opts.trace.is_some() && kind != BackendKind::Rtl {
+            return Err(Error::InvalidArgument(
+                "--trace writes a waveform of the RTL: it needs --backend rtl".into(),
+            ));
+        }
         match kind {
-            BackendKind::Model => {
+            BackendKind::Model | BackendKind::Rtl => {
                 let link = |seed| LinkConfig {
                     faults: FaultConfig {
                         loss: opts.loss,
@@ -111,7 +120,11 @@ impl Testbed {
                     b_to_a: link(opts.seed.wrapping_mul(2).wrapping_add(1)),
                     ..PairConfig::default()
                 };
-                let pair = two_node_world(&cfg, opts.pcap.as_deref())?;
+                let pair = if kind == BackendKind::Rtl {
+                    two_node_rtl_world(&cfg, opts.pcap.as_deref(), opts.trace.as_deref())?
+                } else {
+                    two_node_world(&cfg, opts.pcap.as_deref())?
+                };
                 let host = |be, last: u8| -> Result<Host> {
                     let mut ctx = Context::open(Box::new(be))?;
                     let mac = [0x02, 0x00, 0x00, 0x00, 0x00, last];
@@ -119,12 +132,19 @@ impl Testbed {
                     ctx.set_port(mac, ip);
                     Ok(Host { ctx, mac, ip })
                 };
-                Ok(Testbed {
+                let tb = Testbed {
                     backend: kind,
                     a: host(pair.a, 1)?,
                     b: host(pair.b, 2)?,
                     world: Some(pair.world),
-                })
+                };
+                if tb.backend == BackendKind::Rtl {
+                    // Both devices opened (and traced) on the RTL; every caller of a
+                    // testbed moves data, which the engine cannot do yet.
+                    tb.finish()?;
+                    require_datapath()?;
+                }
+                Ok(tb)
             }
             BackendKind::Vfio(ref bdfs) => {
                 if opts.loss > 0.0 || opts.pcap.is_some() {
@@ -333,9 +353,12 @@ mod tests {
         let two = parse_backend("vfio:ff:1f.0,ff:1f.1").unwrap();
         let e = Testbed::new(two, &TestbedOptions::default()).err().unwrap();
         assert!(matches!(e, Error::Vfio(_)), "{e}");
-        assert!(matches!(
-            parse_backend("rtl"),
-            Err(Error::BackendUnavailable { .. })
-        ));
+        assert_eq!(parse_backend("rtl").unwrap(), BackendKind::Rtl);
+        let traced = TestbedOptions {
+            trace: Some("a.vcd".into()),
+            ..TestbedOptions::default()
+        };
+        let e = Testbed::new(BackendKind::Model, &traced).err().unwrap();
+        assert!(e.to_string().contains("needs --backend rtl"), "{e}");
     }
 }
