@@ -55,6 +55,8 @@
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`cqe_beat::CqeBeat`] lays a CQE out as one beat.
 //! - [`qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round robin.
+//! - [`mr_check::MrCheck`]: key, PD, range and access -> IOVA or the reason, against the
+//!   MR table (the model's `Tables::translate`).
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
@@ -99,6 +101,7 @@ pub mod hdr_build;
 pub mod icrc;
 pub mod leaves;
 pub mod masked_load;
+pub mod mr_check;
 pub mod qp_timers;
 pub mod regfile;
 pub mod rx_fifo;
@@ -145,6 +148,8 @@ pub enum Design {
     Completion,
     /// Per-QP ACK/RNR timers for 256 QPs ([`qp_timers::QpTimers`]).
     QpTimers,
+    /// The memory protection check over 1024 MRs ([`mr_check::MrCheck`]).
+    MrCheck,
     /// The TX frame builder ([`HdrBuild`]: header build, payload merge, ICRC insertion).
     HdrBuild,
     /// The TX back end ([`TxPath`]: [`tx_arbiter::TxArbiter`] feeding [`HdrBuild`]).
@@ -163,7 +168,7 @@ pub enum Design {
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 13] = [
+    pub const ALL: [Design; 14] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -171,6 +176,7 @@ impl Design {
         Design::DmaWriteMux,
         Design::Completion,
         Design::QpTimers,
+        Design::MrCheck,
         Design::HdrBuild,
         Design::TxPath,
         Design::RxParser,
@@ -189,6 +195,7 @@ impl Design {
             Design::DmaWriteMux => "dma-wr-mux",
             Design::Completion => "completion",
             Design::QpTimers => "qp-timers",
+            Design::MrCheck => "mr-check",
             Design::HdrBuild => "hdr-build",
             Design::TxPath => "tx-path",
             Design::RxParser => "rx-parser",
@@ -226,6 +233,7 @@ impl Design {
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
             Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<QP_LOG>::default()),
+            Design::MrCheck => generate_verilog(&mut mr_check::MrCheck::<MR_LOG>::default()),
             Design::HdrBuild => generate_verilog(&mut HdrBuild::new()),
             Design::TxPath => generate_verilog(&mut TxPath::new()),
             Design::RxParser => generate_verilog(&mut RxParser::new()),

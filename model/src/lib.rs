@@ -25,3 +25,5 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
+/// The MR table and its protection rule, for the RTL's benches to hold their blocks to.
+pub use tables::{Mr, ProtError, Tables};
