@@ -39,7 +39,7 @@ group_qemu() {
     # Note: Debian 12's qemu-system-x86 (7.2) cannot be installed beside a backported
     # qemu-utils (10.x): apt removes that qemu-utils (qemu-img), which rocenic does not use.
     need qemu-system-x86 'command -v qemu-system-x86_64 >/dev/null 2>&1 && qemu-system-x86_64 --version >/dev/null 2>&1'
-    need busybox-static 'test -x /bin/busybox && /bin/busybox --list 2>/dev/null | grep -qx cpio'
+    need busybox-static 'test -x /bin/busybox && [ "$(/bin/busybox --list 2>/dev/null | grep -x cpio)" = cpio ]'
     need cpio 'command -v cpio >/dev/null 2>&1'
     need kmod 'command -v depmod >/dev/null 2>&1 && command -v modprobe >/dev/null 2>&1'
     need socat 'command -v socat >/dev/null 2>&1'

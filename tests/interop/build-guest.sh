@@ -88,7 +88,7 @@ done
 # --- resolve exact versions (this is what the cache stamp is made of) --------------------
 kernel_pkg() {
     apt-cache depends linux-image-amd64 2>/dev/null \
-        | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+        | awk '/Depends: linux-image-[0-9]/ && p == "" {p = $2} END {if (p != "") print p}'
 }
 
 KPKG=$(kernel_pkg || true)
@@ -146,7 +146,7 @@ rm -f "$OUTDIR/stamp"
 # --- download ---------------------------------------------------------------------------
 deb_file() {  # the .deb apt-get download writes for package $1 at version $2
     local v=${2//:/%3a}
-    ls "$OUTDIR/debs/$1_${v}_"*.deb 2>/dev/null | head -n1
+    ls "$OUTDIR/debs/$1_${v}_"*.deb 2>/dev/null | sed -n 1p
 }
 want=()
 for p in "$KPKG" "${PKGS[@]}"; do
@@ -256,10 +256,10 @@ extract_vmlinux() {
     for magic in 'xz:\xfd7zXZ\x00' 'zstd:\x28\xb5\x2f\xfd' 'gzip:\x1f\x8b\x08'; do
         tool=${magic%%:*}
         command -v "$tool" >/dev/null 2>&1 || continue
-        for off in $(LC_ALL=C grep -aobUP "${magic#*:}" "$img" | cut -d: -f1 | head -n 3); do
+        for off in $(LC_ALL=C grep -aobUP "${magic#*:}" "$img" | cut -d: -f1 | sed -n 1,3p); do
             tail -c +$((off + 1)) "$img" | "$tool" -dc 2>/dev/null > "$out" || true
             if [[ $(head -c4 "$out" | od -An -c | tr -d ' ') == 177ELF ]] \
-                && readelf -nW "$out" 2>/dev/null | grep -q 'Xen'; then
+                && [[ $(readelf -nW "$out" 2>/dev/null) == *Xen* ]]; then
                 return 0
             fi
         done

@@ -250,7 +250,7 @@ ELAPSED=$(printf '%d.%02d' $((ms / 1000)) $((ms % 1000 / 10)))
 
 console() { tr -d '\r' < "$LOG"; }
 status=$(console | sed -n 's/^ROCENIC-GUEST-EXIT status=\([0-9][0-9]*\).*/\1/p' | tail -n1)
-ready=$(console | sed -n 's/^ROCENIC-GUEST-READY uptime=\([0-9.]*\).*/\1/p' | head -n1)
+ready=$(console | sed -n 's/^ROCENIC-GUEST-READY uptime=\([0-9.]*\).*/\1/p' | sed -n 1p)
 
 if [[ $QUIET -eq 0 && -n $ready ]]; then
     # the section between the markers, less the empty line /init prints before its marker
@@ -274,7 +274,7 @@ if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     fi
     exit 124
 fi
-why=$(console | sed -n 's/^ROCENIC-GUEST-SETUP-FAILED //p' | head -n1)
+why=$(console | sed -n 's/^ROCENIC-GUEST-SETUP-FAILED //p' | sed -n 1p)
 if [[ -n $why ]]; then
     echo "run-guest: guest setup failed: $why (console log: $LOG)" >&2
 elif [[ $rc -ne 0 ]]; then

@@ -64,7 +64,7 @@ for lib in $(readelf -dW "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     case $lib in
         libc.so.6|ld-linux-x86-64.so.2|libm.so.6) ;;   # in the guest
         libgcc_s.so.1)
-            path=$(ldconfig -p 2>/dev/null | awk '$1 == "libgcc_s.so.1" && /x86-64/ {print $NF; exit}')
+            path=$(ldconfig -p 2>/dev/null | awk '$1 == "libgcc_s.so.1" && /x86-64/ && p == "" {p = $NF} END {print p}')
             [[ -n $path && -f $path ]] || die "libgcc_s.so.1 not found on the host"
             ADD+=(--add "$path:/lib/x86_64-linux-gnu/libgcc_s.so.1") ;;
         *) die "$BIN needs $lib, which the guest does not have" ;;
