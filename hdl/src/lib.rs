@@ -57,6 +57,8 @@
 //! - [`qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round robin.
 //! - [`mr_check::MrCheck`]: key, PD, range and access -> IOVA or the reason, against the
 //!   MR table (the model's `Tables::translate`).
+//! - [`resp_check::RespCheck`]: the responder's decision on a request packet (PSN,
+//!   duplicate, opcode sequence, access, payload length, RNR), the model's `classify`.
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
@@ -104,6 +106,7 @@ pub mod masked_load;
 pub mod mr_check;
 pub mod qp_timers;
 pub mod regfile;
+pub mod resp_check;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod tx_arbiter;
@@ -164,11 +167,13 @@ pub enum Design {
     Control,
     /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
     RegFile,
+    /// The responder's per-packet decision ([`resp_check::RespCheck`]), combinational.
+    RespCheck,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 14] = [
+    pub const ALL: [Design; 15] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -183,6 +188,7 @@ impl Design {
         Design::RxFifo,
         Design::Control,
         Design::RegFile,
+        Design::RespCheck,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -202,6 +208,7 @@ impl Design {
             Design::RxFifo => "rx-fifo",
             Design::Control => "control",
             Design::RegFile => "regfile",
+            Design::RespCheck => "resp-check",
         }
     }
 
@@ -242,6 +249,7 @@ impl Design {
             Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
+            Design::RespCheck => generate_verilog(&mut resp_check::RespCheck::default()),
         }
     }
 }

@@ -25,5 +25,7 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
+/// The responder's per-packet decision, for the RTL's `RespCheck` and `Responder` benches.
+pub use responder::{classify, Decision, Dup, Exec, ExecKind, Progress, ReqFields, RespCtx};
 /// The MR table and its protection rule, for the RTL's benches to hold their blocks to.
 pub use tables::{Mr, ProtError, Tables};

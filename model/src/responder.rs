@@ -25,6 +25,256 @@ const NO_CREDIT: u8 = 0x1f;
 /// Atomics remembered for duplicate detection.
 const REPLAY_DEPTH: usize = 16;
 
+/// The message a QP's responder is in the middle of, as far as [`classify`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// No message in progress.
+    Idle,
+    /// A multi-packet SEND between its FIRST and LAST packets.
+    Send,
+    /// A multi-packet WRITE: its DMA length and the bytes written so far
+    /// (`offset <= total` always holds: the packets that would pass it are refused).
+    Write { total: u32, offset: u32 },
+}
+
+/// What the responder knows of a QP when a request arrives: everything [`classify`] reads
+/// (the RTL keeps it in the `qpa` and `qps` contexts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RespCtx {
+    /// The QP is in RTR, RTS or SQD.
+    pub can_receive: bool,
+    /// Expected PSN.
+    pub epsn: u32,
+    /// A PSN-sequence-error NAK was sent and no in-order packet arrived since.
+    pub nak_sent: bool,
+    /// No receive is posted (`rq_ci == rq_pi`).
+    pub rq_empty: bool,
+    /// Path MTU in bytes.
+    pub pmtu: u32,
+    /// The QP's remote access flags (`verbs::access`).
+    pub access: u32,
+    pub progress: Progress,
+}
+
+/// The fields of a request packet [`classify`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReqFields {
+    pub opcode: Opcode,
+    pub psn: u32,
+    pub ack_req: bool,
+    /// A RETH is present, with this DMA length.
+    pub has_reth: bool,
+    pub reth_len: u32,
+    /// An AtomicETH is present, with this virtual address.
+    pub has_atomic: bool,
+    pub atomic_va: u64,
+    /// An immediate is present.
+    pub has_imm: bool,
+    /// Payload bytes (without pad and ICRC).
+    pub payload_len: u32,
+}
+
+impl ReqFields {
+    fn of(hdr: &Hdr, payload_len: usize) -> ReqFields {
+        ReqFields {
+            opcode: hdr.opcode,
+            psn: hdr.psn,
+            ack_req: hdr.ack_req,
+            has_reth: hdr.reth.is_some(),
+            reth_len: hdr.reth.map_or(0, |r| r.2),
+            has_atomic: hdr.atomic.is_some(),
+            atomic_va: hdr.atomic.map_or(0, |a| a.0),
+            has_imm: hdr.imm.is_some(),
+            payload_len: payload_len as u32,
+        }
+    }
+}
+
+/// What a duplicate request (PSN before the expected one) gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dup {
+    /// An ACK of the last PSN received (`psn` = ePSN - 1): a SEND/WRITE packet with AckReq.
+    Ack { psn: u32 },
+    /// A READ, executed again from its own PSN, VA and length (a failing MR check or DMA
+    /// on the way is not reported: the original was fine).
+    Read,
+    /// An atomic: its answer replayed from the replay cache if the PSN is still there.
+    Atomic,
+    /// Nothing (no AckReq; a READ the QP's access flags refuse).
+    Ignore,
+}
+
+/// The kind of an in-sequence request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecKind {
+    Send,
+    Write,
+    Read,
+    Atomic,
+}
+
+/// An in-sequence request that passed the checks the header and context allow; what
+/// remains is done by the execution (MR check, RQ WQE fetch, DMA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exec {
+    pub kind: ExecKind,
+    /// The packet starts a message: a SEND takes an RQ WQE, a WRITE checks its RETH's
+    /// rkey and range once for the whole message.
+    pub first: bool,
+    /// The packet ends the message (LAST/ONLY, READ, atomic): MSN advances.
+    pub last: bool,
+    /// WRITE: the packet overruns the DMA length, or a LAST/ONLY ends short of it. Checked
+    /// after the MR check of a first packet: NAK Invalid Request.
+    pub len_err: bool,
+    /// The packet needs a receive (SEND starting a message, WRITE with immediate) and none
+    /// is posted: RNR NAK (for a WRITE after its MR and length checks).
+    pub rnr: bool,
+}
+
+/// The decision on a request packet for one of our QPs, from its header and the QP's
+/// responder context alone (pure; the model's `responder_rx` and the RTL's `RespCheck`
+/// both follow it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The QP does not receive (not in RTR/RTS/SQD): dropped, counted as UnknownQpDrops.
+    Drop,
+    /// PSN before the expected one: counted as a duplicate, answered as said.
+    Duplicate(Dup),
+    /// PSN after the expected one: counted as PsnSeqDrops and dropped; `nak`: the first
+    /// since an in-order packet, answered with a PSN-sequence-error NAK of the expected
+    /// PSN (and `nak_sent` set).
+    Ahead { nak: bool },
+    /// In sequence but malformed here (opcode sequence, access flags, payload length,
+    /// missing RETH/AtomicETH, misaligned atomic): NAK Invalid Request, QP to error.
+    Invalid,
+    /// In sequence and valid so far.
+    Execute(Exec),
+}
+
+/// Checks the payload length of a SEND/WRITE packet against the PMTU: FIRST and MIDDLE
+/// carry exactly one PMTU, LAST 1..=PMTU, ONLY 0..=PMTU.
+fn payload_ok(op: Opcode, len: u32, pmtu: u32) -> bool {
+    if op.is_first() || op.is_middle() {
+        len == pmtu
+    } else if op.is_last() {
+        (1..=pmtu).contains(&len)
+    } else {
+        len <= pmtu
+    }
+}
+
+/// The responder's decision on a request (see [`Decision`]). In-sequence checks, all
+/// answered with NAK Invalid Request: a message in progress continues with MIDDLE/LAST of
+/// its kind and MIDDLE/LAST never start one; the QP allows the remote access; SEND/WRITE
+/// payloads fit the PMTU rule; a new WRITE and a READ carry a RETH, an atomic an
+/// AtomicETH with an 8-byte aligned VA.
+pub fn classify(ctx: &RespCtx, req: &ReqFields) -> Decision {
+    if !ctx.can_receive {
+        return Decision::Drop;
+    }
+    let op = req.opcode;
+    let d = psn_diff(req.psn, ctx.epsn);
+    if d < 0 {
+        let dup = if op == Opcode::RdmaReadRequest {
+            if ctx.access & access::REMOTE_READ != 0 && req.has_reth {
+                Dup::Read
+            } else {
+                Dup::Ignore
+            }
+        } else if op.is_atomic() {
+            Dup::Atomic
+        } else if req.ack_req {
+            Dup::Ack {
+                psn: psn_add(ctx.epsn, 0xff_ffff),
+            }
+        } else {
+            Dup::Ignore
+        };
+        return Decision::Duplicate(dup);
+    }
+    if d > 0 {
+        return Decision::Ahead { nak: !ctx.nak_sent };
+    }
+    let continues = matches!(
+        op,
+        Opcode::SendMiddle
+            | Opcode::SendLast
+            | Opcode::SendLastWithImmediate
+            | Opcode::SendLastWithInvalidate
+            | Opcode::RdmaWriteMiddle
+            | Opcode::RdmaWriteLast
+            | Opcode::RdmaWriteLastWithImmediate
+    );
+    let seq_ok = match (ctx.progress, continues) {
+        (Progress::Idle, false) => true,
+        (Progress::Send, true) => op.is_send(),
+        (Progress::Write { .. }, true) => op.is_write(),
+        _ => false,
+    };
+    if !seq_ok {
+        return Decision::Invalid;
+    }
+    let last = op.is_last() || op.is_only();
+    let exec = if op.is_send() {
+        if !payload_ok(op, req.payload_len, ctx.pmtu) {
+            return Decision::Invalid;
+        }
+        let first = ctx.progress == Progress::Idle;
+        Exec {
+            kind: ExecKind::Send,
+            first,
+            last,
+            len_err: false,
+            rnr: first && ctx.rq_empty,
+        }
+    } else if op.is_write() {
+        if ctx.access & access::REMOTE_WRITE == 0 || !payload_ok(op, req.payload_len, ctx.pmtu) {
+            return Decision::Invalid;
+        }
+        let (first, total, offset) = match ctx.progress {
+            Progress::Write { total, offset } => (false, total, offset),
+            _ if req.has_reth => (true, req.reth_len, 0),
+            _ => return Decision::Invalid,
+        };
+        let end = u64::from(offset) + u64::from(req.payload_len);
+        Exec {
+            kind: ExecKind::Write,
+            first,
+            last,
+            len_err: end > u64::from(total) || (last && end != u64::from(total)),
+            rnr: req.has_imm && ctx.rq_empty,
+        }
+    } else if op == Opcode::RdmaReadRequest {
+        if ctx.access & access::REMOTE_READ == 0 || !req.has_reth {
+            return Decision::Invalid;
+        }
+        Exec {
+            kind: ExecKind::Read,
+            first: true,
+            last: true,
+            len_err: false,
+            rnr: false,
+        }
+    } else if op.is_atomic() {
+        if ctx.access & access::REMOTE_ATOMIC == 0
+            || !req.has_atomic
+            || !req.atomic_va.is_multiple_of(8)
+        {
+            return Decision::Invalid;
+        }
+        Exec {
+            kind: ExecKind::Atomic,
+            first: true,
+            last: true,
+            len_err: false,
+            rnr: false,
+        }
+    } else {
+        return Decision::Invalid;
+    };
+    Decision::Execute(exec)
+}
+
 /// How a request failed at the responder (IB's class B/C/D errors).
 enum Fail {
     /// NAK Invalid Request (unsupported or malformed request, bad opcode sequence).
@@ -83,85 +333,72 @@ impl Nic {
         self.enter_error(qpn, dma);
     }
 
-    /// Handles a request packet addressed to one of our QPs.
-    pub(crate) fn responder_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
-        let qpn = pkt.hdr.dest_qp;
-        let Some(qp) = self.qp_mut(qpn) else {
-            self.count(None, Counter::UnknownQpDrops, 1);
-            return;
-        };
-        if !qp.can_receive() {
-            self.count(Some(qpn), Counter::UnknownQpDrops, 1);
-            return;
-        }
-        let psn = pkt.hdr.psn;
-        let d = psn_diff(psn, qp.resp.epsn);
-        if d < 0 {
-            self.count(Some(qpn), Counter::Duplicates, 1);
-            self.duplicate(qpn, pkt, dma);
-            return;
-        }
-        if d > 0 {
-            self.count(Some(qpn), Counter::PsnSeqDrops, 1);
-            let qp = self.qp_mut(qpn).expect("exists");
-            if !qp.resp.nak_sent {
-                qp.resp.nak_sent = true;
-                let epsn = qp.resp.epsn;
-                self.count(Some(qpn), Counter::NaksSent, 1);
-                self.send_aeth(qpn, epsn, Syndrome::Nak(NakCode::PsnSequenceError));
-            }
-            return;
-        }
-        qp.resp.nak_sent = false;
-        // Opcode sequence: a message in progress continues with MIDDLE/LAST of its kind,
-        // and MIDDLE/LAST never start one.
-        let op = pkt.hdr.opcode;
-        let continues = matches!(
-            op,
-            Opcode::SendMiddle
-                | Opcode::SendLast
-                | Opcode::SendLastWithImmediate
-                | Opcode::SendLastWithInvalidate
-                | Opcode::RdmaWriteMiddle
-                | Opcode::RdmaWriteLast
-                | Opcode::RdmaWriteLastWithImmediate
-        );
-        let ok = match (&qp.resp.in_progress, continues) {
-            (None, false) => true,
-            (Some(InProgress::Send { .. }), true) => op.is_send(),
-            (Some(InProgress::Write { .. }), true) => op.is_write(),
-            _ => false,
-        };
-        if !ok {
-            self.fail(qpn, psn, Fail::InvalidRequest, dma);
-            return;
-        }
-        let result = if op.is_send() {
-            self.exec_send(qpn, pkt, dma)
-        } else if op.is_write() {
-            self.exec_write(qpn, pkt, dma)
-        } else if op == Opcode::RdmaReadRequest {
-            self.exec_read(qpn, pkt, dma, false)
-        } else if matches!(op, Opcode::CompareSwap | Opcode::FetchAdd) {
-            self.exec_atomic(qpn, pkt, dma)
-        } else {
-            Err(Fail::InvalidRequest)
-        };
-        if let Err(why) = result {
-            self.fail(qpn, psn, why, dma);
+    /// The responder context of an existing QP, as [`classify`] reads it.
+    fn resp_ctx(&self, qpn: u32) -> RespCtx {
+        let qp = self.qps[qpn as usize].as_ref().expect("exists");
+        RespCtx {
+            can_receive: qp.can_receive(),
+            epsn: qp.resp.epsn,
+            nak_sent: qp.resp.nak_sent,
+            rq_empty: qp.resp.rq_ci == qp.resp.rq_pi,
+            pmtu: qp.attrs.pmtu,
+            access: qp.attrs.access,
+            progress: match qp.resp.in_progress {
+                None => Progress::Idle,
+                Some(InProgress::Send { .. }) => Progress::Send,
+                Some(InProgress::Write { total, offset, .. }) => Progress::Write { total, offset },
+            },
         }
     }
 
-    /// Checks the payload length of a SEND/WRITE packet against the PMTU: FIRST and MIDDLE
-    /// carry exactly one PMTU, LAST 1..=PMTU, ONLY 0..=PMTU.
-    fn payload_ok(op: Opcode, len: usize, pmtu: u32) -> bool {
-        let pmtu = pmtu as usize;
-        if op.is_first() || op.is_middle() {
-            len == pmtu
-        } else if op.is_last() {
-            (1..=pmtu).contains(&len)
-        } else {
-            len <= pmtu
+    /// Handles a request packet addressed to one of our QPs.
+    pub(crate) fn responder_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
+        let qpn = pkt.hdr.dest_qp;
+        if self.qp_mut(qpn).is_none() {
+            self.count(None, Counter::UnknownQpDrops, 1);
+            return;
+        }
+        let psn = pkt.hdr.psn;
+        let decision = classify(
+            &self.resp_ctx(qpn),
+            &ReqFields::of(&pkt.hdr, pkt.payload.len()),
+        );
+        let exec = match decision {
+            Decision::Drop => {
+                self.count(Some(qpn), Counter::UnknownQpDrops, 1);
+                return;
+            }
+            Decision::Duplicate(dup) => {
+                self.count(Some(qpn), Counter::Duplicates, 1);
+                self.duplicate(qpn, pkt, dup, dma);
+                return;
+            }
+            Decision::Ahead { nak } => {
+                self.count(Some(qpn), Counter::PsnSeqDrops, 1);
+                if nak {
+                    let qp = self.qp_mut(qpn).expect("exists");
+                    qp.resp.nak_sent = true;
+                    let epsn = qp.resp.epsn;
+                    self.count(Some(qpn), Counter::NaksSent, 1);
+                    self.send_aeth(qpn, epsn, Syndrome::Nak(NakCode::PsnSequenceError));
+                }
+                return;
+            }
+            Decision::Invalid => None,
+            Decision::Execute(e) => Some(e),
+        };
+        self.qp_mut(qpn).expect("exists").resp.nak_sent = false;
+        let result = match exec {
+            None => Err(Fail::InvalidRequest),
+            Some(e) => match e.kind {
+                ExecKind::Send => self.exec_send(qpn, pkt, &e, dma),
+                ExecKind::Write => self.exec_write(qpn, pkt, &e, dma),
+                ExecKind::Read => self.exec_read(qpn, pkt, dma, false),
+                ExecKind::Atomic => self.exec_atomic(qpn, pkt, dma),
+            },
+        };
+        if let Err(why) = result {
+            self.fail(qpn, psn, why, dma);
         }
     }
 
@@ -231,12 +468,17 @@ impl Nic {
         qp.resp.in_progress = None;
     }
 
-    fn exec_send(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) -> Result<(), Fail> {
-        let op = pkt.hdr.opcode;
+    fn exec_send(
+        &mut self,
+        qpn: u32,
+        pkt: &Parsed<'_>,
+        e: &Exec,
+        dma: &mut dyn DmaPort,
+    ) -> Result<(), Fail> {
         let psn = pkt.hdr.psn;
-        let qp = self.qps[qpn as usize].as_ref().expect("exists");
-        if !Self::payload_ok(op, pkt.payload.len(), qp.attrs.pmtu) {
-            return Err(Fail::InvalidRequest);
+        if e.rnr {
+            self.send_rnr_nak(qpn, psn);
+            return Ok(());
         }
         // The receive in progress is taken out of the context here: on an error below it
         // completes with that error, and must not complete again as flushed.
@@ -270,7 +512,7 @@ impl Nic {
         }
         let qp = self.qp_mut(qpn).expect("exists");
         qp.resp.epsn = psn_add(psn, 1);
-        if !(op.is_last() || op.is_only()) {
+        if !e.last {
             qp.resp.in_progress = Some(InProgress::Send {
                 rqe,
                 rq_index,
@@ -306,17 +548,11 @@ impl Nic {
         &mut self,
         qpn: u32,
         pkt: &Parsed<'_>,
+        e: &Exec,
         dma: &mut dyn DmaPort,
     ) -> Result<(), Fail> {
-        let op = pkt.hdr.opcode;
         let psn = pkt.hdr.psn;
         let qp = self.qps[qpn as usize].as_ref().expect("exists");
-        if qp.attrs.access & access::REMOTE_WRITE == 0 {
-            return Err(Fail::InvalidRequest);
-        }
-        if !Self::payload_ok(op, pkt.payload.len(), qp.attrs.pmtu) {
-            return Err(Fail::InvalidRequest);
-        }
         let pdn = qp.pdn;
         let (va, rkey, total, offset) = match qp.resp.in_progress {
             Some(InProgress::Write {
@@ -335,19 +571,16 @@ impl Nic {
             }
         };
         let end = offset as u64 + pkt.payload.len() as u64;
-        let last = op.is_last() || op.is_only();
-        if end > total as u64 || (last && end != total as u64) {
+        let last = e.last;
+        if e.len_err {
             return Err(Fail::InvalidRequest);
         }
         // The immediate consumes a receive: with none posted, RNR NAK before touching
         // memory. The receive is taken only once the data is written, so a failed write
         // leaves it posted (it is then flushed, completing exactly once).
-        if pkt.hdr.imm.is_some() {
-            let qp = self.qps[qpn as usize].as_ref().expect("exists");
-            if qp.resp.rq_ci == qp.resp.rq_pi {
-                self.send_rnr_nak(qpn, psn);
-                return Ok(());
-            }
+        if e.rnr {
+            self.send_rnr_nak(qpn, psn);
+            return Ok(());
         }
         match self.write_user(
             qpn,
@@ -406,10 +639,8 @@ impl Nic {
     ) -> Result<(), Fail> {
         let now = self.now;
         let psn = pkt.hdr.psn;
+        // Access flags and RETH were checked by `classify` (also for a duplicate).
         let qp = self.qps[qpn as usize].as_ref().expect("exists");
-        if qp.attrs.access & access::REMOTE_READ == 0 {
-            return Err(Fail::InvalidRequest);
-        }
         let (va, rkey, len) = pkt.hdr.reth.ok_or(Fail::InvalidRequest)?;
         let (pmtu, pdn, dest) = (qp.attrs.pmtu, qp.pdn, qp.attrs.dest_qpn);
         let iova = self
@@ -461,14 +692,9 @@ impl Nic {
     ) -> Result<(), Fail> {
         let now = self.now;
         let psn = pkt.hdr.psn;
+        // Access flags, AtomicETH and alignment were checked by `classify`.
         let qp = self.qps[qpn as usize].as_ref().expect("exists");
-        if qp.attrs.access & access::REMOTE_ATOMIC == 0 {
-            return Err(Fail::InvalidRequest);
-        }
         let (va, rkey, swap_add, compare) = pkt.hdr.atomic.ok_or(Fail::InvalidRequest)?;
-        if va % 8 != 0 {
-            return Err(Fail::InvalidRequest);
-        }
         let pdn = qp.pdn;
         let iova = self
             .tables
@@ -517,21 +743,21 @@ impl Nic {
     }
 
     /// A request with a PSN before the expected one.
-    fn duplicate(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
-        let op = pkt.hdr.opcode;
+    fn duplicate(&mut self, qpn: u32, pkt: &Parsed<'_>, dup: Dup, dma: &mut dyn DmaPort) {
         let psn = pkt.hdr.psn;
-        if op == Opcode::RdmaReadRequest {
-            // Errors on a duplicate READ are not reported again: the original was fine.
-            let _ = self.exec_read(qpn, pkt, dma, true);
-        } else if matches!(op, Opcode::CompareSwap | Opcode::FetchAdd) {
-            let qp = self.qps[qpn as usize].as_ref().expect("exists");
-            if let Some(e) = qp.resp.replay.iter().find(|e| e.psn == psn).copied() {
-                self.atomic_reply(qpn, psn, e.atomic_orig, self.now + 1);
+        match dup {
+            Dup::Read => {
+                // Errors on a duplicate READ are not reported again: the original was fine.
+                let _ = self.exec_read(qpn, pkt, dma, true);
             }
-        } else if pkt.hdr.ack_req {
-            let qp = self.qps[qpn as usize].as_ref().expect("exists");
-            let last = psn_add(qp.resp.epsn, 0xff_ffff);
-            self.ack(qpn, last);
+            Dup::Atomic => {
+                let qp = self.qps[qpn as usize].as_ref().expect("exists");
+                if let Some(e) = qp.resp.replay.iter().find(|e| e.psn == psn).copied() {
+                    self.atomic_reply(qpn, psn, e.atomic_orig, self.now + 1);
+                }
+            }
+            Dup::Ack { psn: last } => self.ack(qpn, last),
+            Dup::Ignore => {}
         }
     }
 }
