@@ -273,6 +273,11 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub s_qps_rd_addr: Signal<In, Bits<QA>>,
     pub m_qps_rd_valid: Signal<Out, Bit>,
     pub m_qps_rd_data: Signal<Out, QpsEntry>,
+    /// The responder's write port on `qps` (refused while a command writes it).
+    pub s_qps_wr_valid: Signal<In, Bit>,
+    pub s_qps_wr_ready: Signal<Out, Bit>,
+    pub s_qps_wr_addr: Signal<In, Bits<QA>>,
+    pub s_qps_wr_data: Signal<In, QpsEntry>,
 
     // --- the tables ---
     pd: RAM<PdEntry, 8>,
@@ -392,6 +397,8 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     ev_destroyed: Constant<Bits<2>>,
     one1: Constant<Bits<1>>,
     zero1: Constant<Bits<1>>,
+    zero2_qps: Constant<Bits<2>>,
+    zero64_qps: Constant<Bits<64>>,
     zero5: Constant<Bits<5>>,
     zero6: Constant<Bits<6>>,
     zero8: Constant<Bits<8>>,
@@ -502,6 +509,11 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     qpa_mod: Signal<Local, QpaEntry>,
     qpr_mod: Signal<Local, QprEntry>,
     qps_mod: Signal<Local, QpsEntry>,
+    unused_cq_wr_ready: Signal<Local, Bit>,
+    unused_mr_wr_ready: Signal<Local, Bit>,
+    unused_qpc_wr_ready: Signal<Local, Bit>,
+    unused_qpa_wr_ready: Signal<Local, Bit>,
+    unused_qpr_wr_ready: Signal<Local, Bit>,
 }
 
 impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
@@ -573,6 +585,10 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             s_qps_rd_addr: Default::default(),
             m_qps_rd_valid: Default::default(),
             m_qps_rd_data: Default::default(),
+            s_qps_wr_valid: Default::default(),
+            s_qps_wr_ready: Default::default(),
+            s_qps_wr_addr: Default::default(),
+            s_qps_wr_data: Default::default(),
             pd: Default::default(),
             cq: Default::default(),
             mr: Default::default(),
@@ -684,6 +700,8 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             ev_destroyed: Constant::new(QPEV_DESTROYED.into()),
             one1: Constant::new(1.into()),
             zero1: Constant::new(0.into()),
+            zero2_qps: Constant::new(0.into()),
+            zero64_qps: Constant::new(0.into()),
             zero5: Constant::new(0.into()),
             zero6: Constant::new(0.into()),
             zero8: Constant::new(0.into()),
@@ -791,6 +809,11 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             qpa_mod: Default::default(),
             qpr_mod: Default::default(),
             qps_mod: Default::default(),
+            unused_cq_wr_ready: Default::default(),
+            unused_mr_wr_ready: Default::default(),
+            unused_qpc_wr_ready: Default::default(),
+            unused_qpa_wr_ready: Default::default(),
+            unused_qpr_wr_ready: Default::default(),
         }
     }
 }
@@ -980,6 +1003,13 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qps_cand.epsn.next = self.a.rq_psn.val();
         self.qps_cand.msn.next = self.zero24.val();
         self.qps_cand.nak_sent.next = self.zero1.val();
+        self.qps_cand.prog.next = self.zero2_qps.val();
+        self.qps_cand.msg_va.next = self.zero64_qps.val();
+        self.qps_cand.msg_key.next = self.zero32.val();
+        self.qps_cand.msg_len.next = self.zero32.val();
+        self.qps_cand.msg_off.next = self.zero32.val();
+        self.qps_cand.rqe_wr_id.next = self.zero64_qps.val();
+        self.qps_cand.rqe_index.next = self.zero32.val();
         self.m_state.next = self.zero_qpa.val();
         if self.has_state.val() {
             self.m_state.next = self.fm_state.val();
@@ -1233,31 +1263,55 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.cq.cmd_rd_en.next = false;
         self.cq.cmd_rd_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_en.next = false;
+        self.cq.s_wr_valid.next = false;
+        self.cq.s_wr_addr.next = self.cq.wr_addr.val();
+        self.cq.s_wr_data.next = self.cq.wr_data.val();
+        self.unused_cq_wr_ready.next = self.cq.s_wr_ready.val();
         self.cq.wr_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_data.next = self.cq_new.y.val();
         self.mr.cmd_rd_en.next = false;
         self.mr.cmd_rd_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_en.next = false;
+        self.mr.s_wr_valid.next = false;
+        self.mr.s_wr_addr.next = self.mr.wr_addr.val();
+        self.mr.s_wr_data.next = self.mr.wr_data.val();
+        self.unused_mr_wr_ready.next = self.mr.s_wr_ready.val();
         self.mr.wr_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_data.next = self.mr_new.y.val();
         self.qpc.cmd_rd_en.next = false;
         self.qpc.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_en.next = false;
+        self.qpc.s_wr_valid.next = false;
+        self.qpc.s_wr_addr.next = self.qpc.wr_addr.val();
+        self.qpc.s_wr_data.next = self.qpc.wr_data.val();
+        self.unused_qpc_wr_ready.next = self.qpc.s_wr_ready.val();
         self.qpc.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_data.next = self.qpc_new.y.val();
         self.qpa.cmd_rd_en.next = false;
         self.qpa.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_en.next = false;
+        self.qpa.s_wr_valid.next = false;
+        self.qpa.s_wr_addr.next = self.qpa.wr_addr.val();
+        self.qpa.s_wr_data.next = self.qpa.wr_data.val();
+        self.unused_qpa_wr_ready.next = self.qpa.s_wr_ready.val();
         self.qpa.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_data.next = self.qpa_mod.val();
         self.qpr.cmd_rd_en.next = false;
         self.qpr.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_en.next = false;
+        self.qpr.s_wr_valid.next = false;
+        self.qpr.s_wr_addr.next = self.qpr.wr_addr.val();
+        self.qpr.s_wr_data.next = self.qpr.wr_data.val();
+        self.unused_qpr_wr_ready.next = self.qpr.s_wr_ready.val();
         self.qpr.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_data.next = self.qpr_mod.val();
         self.qps.cmd_rd_en.next = false;
         self.qps.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_en.next = false;
+        self.qps.s_wr_valid.next = self.s_qps_wr_valid.val();
+        self.qps.s_wr_addr.next = self.s_qps_wr_addr.val();
+        self.qps.s_wr_data.next = self.s_qps_wr_data.val();
+        self.s_qps_wr_ready.next = self.qps.s_wr_ready.val();
         self.qps.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_data.next = self.qps_mod.val();
 

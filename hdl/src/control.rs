@@ -72,6 +72,11 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qps_rd_addr: Signal<In, Bits<QA>>,
     pub m_qps_rd_valid: Signal<Out, Bit>,
     pub m_qps_rd_data: Signal<Out, QpsEntry>,
+    /// The responder's write port on `qps`.
+    pub s_qps_wr_valid: Signal<In, Bit>,
+    pub s_qps_wr_ready: Signal<Out, Bit>,
+    pub s_qps_wr_addr: Signal<In, Bits<QA>>,
+    pub s_qps_wr_data: Signal<In, QpsEntry>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
 }
@@ -134,6 +139,10 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qps_rd_addr: Default::default(),
             m_qps_rd_valid: Default::default(),
             m_qps_rd_data: Default::default(),
+            s_qps_wr_valid: Default::default(),
+            s_qps_wr_ready: Default::default(),
+            s_qps_wr_addr: Default::default(),
+            s_qps_wr_data: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -213,6 +222,10 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.s_qps_rd_ready.next = self.cmd.s_qps_rd_ready.val();
         self.m_qps_rd_valid.next = self.cmd.m_qps_rd_valid.val();
         self.m_qps_rd_data.next = self.cmd.m_qps_rd_data.val();
+        self.cmd.s_qps_wr_valid.next = self.s_qps_wr_valid.val();
+        self.cmd.s_qps_wr_addr.next = self.s_qps_wr_addr.val();
+        self.cmd.s_qps_wr_data.next = self.s_qps_wr_data.val();
+        self.s_qps_wr_ready.next = self.cmd.s_qps_wr_ready.val();
     }
 }
 

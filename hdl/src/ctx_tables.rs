@@ -12,13 +12,14 @@
 //! | QP create-time `qpc` | 2^QA | 149 | `present` 1, `pdn` 8, `send_cqn` 8, `recv_cqn` 8, `sq_log` 4, `sq_ring` 58, `rq_log` 4, `rq_ring` 58 |
 //! | QP attributes `qpa` | 2^QA | 156 | `state` 3, `pmtu` 3 (ibv_mtu code, 0 = unset), `dest_qpn` 24, `dest_mac` 48 (`MAC_HI << 32 \| MAC_LO`), `dest_ip` 32, `udp_sport` 16, `access` 4, `timeout` 5, `retry_cnt` 3, `rnr_retry` 3, `min_rnr_timer` 5, `max_rd_atomic` 5, `max_dest_rd_atomic` 5 |
 //! | QP requester `qpr` | 2^QA | 174 | `sq_pi` 32, `sq_fetch` 32, `sq_ci` 32 (oldest WQE not retired), `next_psn` 24, `una_psn` 24, `sent_end` 24, `retry_left` 3, `rnr_left` 3 |
-//! | QP responder `qps` | 2^QA | 113 | `rq_pi` 32, `rq_ci` 32, `epsn` 24, `msn` 24, `nak_sent` 1 |
+//! | QP responder `qps` | 2^QA | 371 | `rq_pi` 32, `rq_ci` 32, `epsn` 24, `msn` 24, `nak_sent` 1, `prog` 2 (message in progress: none / SEND / WRITE), `msg_va` 64, `msg_key` 32, `msg_len` 32, `msg_off` 32, `rqe_wr_id` 64, `rqe_index` 32 |
 //!
 //! Who uses what: the command engine (`cmd.rs`) creates, modifies and destroys every
 //! entry; `qpc`/`qpa` are read by the requester, responder and completion engine, `qpr`
 //! belongs to the requester (which will also write it: doorbells land in `sq_pi`), `qps`
-//! to the responder, `cq` to the completion engine, `mr` to both DMA users for the
-//! protection check. The responder's in-progress message and replay cache and the
+//! to the responder (which writes it through the datapath write port), `cq` to the
+//! completion engine, `mr` to both DMA users for the protection check. The responder's
+//! replay cache (in the atomic unit) and the
 //! requester's outstanding READ/atomic PSN ranges are not here yet: they come with those
 //! blocks (docs/rtl-architecture.md). The CQ producer/consumer indices likewise live in
 //! the completion engine's own table.
@@ -67,8 +68,12 @@ crate::packed_layout!(
     sent_end: 24, retry_left: 3, rnr_left: 3
 );
 crate::packed_layout!(
-    /// A QP's responder state.
-    qps_layout, QpsPack; rq_pi: 32, rq_ci: 32, epsn: 24, msn: 24, nak_sent: 1
+    /// A QP's responder state, with the message in progress (`prog`: 0 none, 1 SEND,
+    /// 2 WRITE; SEND: the receive's `rqe_wr_id`, `rqe_index`, buffer `msg_va` / `msg_key`
+    /// (lkey) / `msg_len`, bytes written `msg_off`; WRITE: `msg_va` / `msg_key` (rkey) /
+    /// `msg_len` (DMA length) from the RETH, `msg_off`).
+    qps_layout, QpsPack; rq_pi: 32, rq_ci: 32, epsn: 24, msn: 24, nak_sent: 1, prog: 2,
+    msg_va: 64, msg_key: 32, msg_len: 32, msg_off: 32, rqe_wr_id: 64, rqe_index: 32
 );
 
 pub type PdEntry = Bits<{ pd_layout::BITS }>;
@@ -91,6 +96,12 @@ pub struct CtxTable<const W: usize, const N: usize> {
     pub wr_en: Signal<In, Bit>,
     pub wr_addr: Signal<In, Bits<N>>,
     pub wr_data: Signal<In, Bits<W>>,
+    /// Datapath write (the responder's, on `qps`); taken when `s_wr_valid && s_wr_ready`.
+    /// Refused in a cycle the command port writes.
+    pub s_wr_valid: Signal<In, Bit>,
+    pub s_wr_ready: Signal<Out, Bit>,
+    pub s_wr_addr: Signal<In, Bits<N>>,
+    pub s_wr_data: Signal<In, Bits<W>>,
     /// Datapath read request; taken when `s_rd_valid && s_rd_ready`.
     pub s_rd_valid: Signal<In, Bit>,
     pub s_rd_ready: Signal<Out, Bit>,
@@ -114,9 +125,14 @@ impl<const W: usize, const N: usize> Logic for CtxTable<W, N> {
         if self.cmd_rd_en.val() {
             self.ram.read_address.next = self.cmd_rd_addr.val();
         }
-        self.ram.write_enable.next = self.wr_en.val();
-        self.ram.write_address.next = self.wr_addr.val();
-        self.ram.write_data.next = self.wr_data.val();
+        self.s_wr_ready.next = !self.wr_en.val();
+        self.ram.write_enable.next = self.wr_en.val() | self.s_wr_valid.val();
+        self.ram.write_address.next = self.s_wr_addr.val();
+        self.ram.write_data.next = self.s_wr_data.val();
+        if self.wr_en.val() {
+            self.ram.write_address.next = self.wr_addr.val();
+            self.ram.write_data.next = self.wr_data.val();
+        }
         self.dp_read.d.next = self.s_rd_valid.val() & !self.cmd_rd_en.val();
         self.m_rd_valid.next = self.dp_read.q.val();
         self.rd_data.next = self.ram.read_data.val();

@@ -128,6 +128,9 @@ pub struct Engine<const QA: usize, const MA: usize> {
     unused_ctl_s_qps_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_qps_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_qps_rd_data: Signal<Local, QpsEntry>,
+    unused_ctl_s_qps_wr_ready: Signal<Local, Bit>,
+    /// The responder's `qps` write port, idle until it is wired.
+    zero_qps: Constant<QpsEntry>,
     unused_rx_m_hdr_opcode: Signal<Local, Bits<8>>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
@@ -260,6 +263,8 @@ impl<const QA: usize, const MA: usize> Engine<QA, MA> {
             unused_ctl_s_qps_rd_ready: Default::default(),
             unused_ctl_m_qps_rd_valid: Default::default(),
             unused_ctl_m_qps_rd_data: Default::default(),
+            unused_ctl_s_qps_wr_ready: Default::default(),
+            zero_qps: Constant::new(QpsEntry::default()),
             unused_rx_m_hdr_opcode: Default::default(),
             unused_rx_m_hdr_solicited: Default::default(),
             unused_rx_m_hdr_migreq: Default::default(),
@@ -362,6 +367,9 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
         self.control.s_qpa_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
         self.control.s_qpr_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
         self.control.s_qps_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
+        self.control.s_qps_wr_valid.next = false;
+        self.control.s_qps_wr_addr.next = self.zero64.val().get_bits::<QA>(0);
+        self.control.s_qps_wr_data.next = self.zero_qps.val();
         self.unused_ctl_m_db_kind.next = self.control.m_db_kind.val();
         self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
         self.unused_ctl_m_db_value.next = self.control.m_db_value.val();
@@ -389,6 +397,7 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
         self.unused_ctl_s_qps_rd_ready.next = self.control.s_qps_rd_ready.val();
         self.unused_ctl_m_qps_rd_valid.next = self.control.m_qps_rd_valid.val();
         self.unused_ctl_m_qps_rd_data.next = self.control.m_qps_rd_data.val();
+        self.unused_ctl_s_qps_wr_ready.next = self.control.s_qps_wr_ready.val();
         self.unused_rx_m_hdr_opcode.next = self.rx.m_hdr_opcode.val();
         self.unused_rx_m_hdr_solicited.next = self.rx.m_hdr_solicited.val();
         self.unused_rx_m_hdr_migreq.next = self.rx.m_hdr_migreq.val();

@@ -59,6 +59,8 @@
 //!   MR table (the model's `Tables::translate`).
 //! - [`resp_check::RespCheck`]: the responder's decision on a request packet (PSN,
 //!   duplicate, opcode sequence, access, payload length, RNR), the model's `classify`.
+//! - [`responder::Responder`]: the responder's sequencer (contexts, MR checks, RQ WQE
+//!   fetch, payload DMA writes, CQEs, ACK/NAK records, READ/atomic jobs).
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
@@ -107,6 +109,7 @@ pub mod mr_check;
 pub mod qp_timers;
 pub mod regfile;
 pub mod resp_check;
+pub mod responder;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod tx_arbiter;
@@ -169,11 +172,13 @@ pub enum Design {
     RegFile,
     /// The responder's per-packet decision ([`resp_check::RespCheck`]), combinational.
     RespCheck,
+    /// The responder's sequencer ([`responder::Responder`], 256 QPs).
+    Responder,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 15] = [
+    pub const ALL: [Design; 16] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -189,6 +194,7 @@ impl Design {
         Design::Control,
         Design::RegFile,
         Design::RespCheck,
+        Design::Responder,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -209,6 +215,7 @@ impl Design {
             Design::Control => "control",
             Design::RegFile => "regfile",
             Design::RespCheck => "resp-check",
+            Design::Responder => "responder",
         }
     }
 
@@ -221,6 +228,7 @@ impl Design {
             Design::HdrBuild => Some(Design::TxPath),
             Design::RxFifo | Design::Control => Some(Design::Engine),
             Design::RegFile => Some(Design::Control),
+            Design::RespCheck => Some(Design::Responder),
             _ => None,
         }
     }
@@ -250,6 +258,7 @@ impl Design {
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
             Design::RespCheck => generate_verilog(&mut resp_check::RespCheck::default()),
+            Design::Responder => generate_verilog(&mut responder::Responder::<QP_LOG>::default()),
         }
     }
 }

@@ -98,7 +98,8 @@ fn rx_front_end_synth_xilinx_figures() {
 }
 
 /// The control plane at 256 QPs / 1024 MRs: its context tables must land in block RAM
-/// (about 17 BRAM36, docs/hdl.md), not in LUTs or flip-flops.
+/// (about 21 BRAM36 with the responder's in-progress message in `qps`, docs/hdl.md), not
+/// in LUTs or flip-flops.
 const CONTROL_MAX_LUTS: u64 = 5_000;
 const CONTROL_MAX_FFS: u64 = 4_000;
 
@@ -110,8 +111,8 @@ fn control_plane_tables_are_block_ram() {
     println!("{} (yosys synth_xilinx): {stats}", design.name());
     let bram = stats.bram36_equivalent();
     assert!(
-        (15.0..=20.0).contains(&bram),
-        "the QP/MR/CQ/PD tables should take 15-20 BRAM36: {stats}"
+        (15.0..=24.0).contains(&bram),
+        "the QP/MR/CQ/PD tables should take 15-24 BRAM36: {stats}"
     );
     assert!(
         stats.luts <= CONTROL_MAX_LUTS && stats.ffs <= CONTROL_MAX_FFS,
