@@ -229,7 +229,7 @@ impl Design {
             Design::Engine => generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG>::new()),
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
-            Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
+            Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::<7, 8>::default()),
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
             Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<QP_LOG>::default()),
