@@ -1017,6 +1017,8 @@ mod tests {
         first_psn: u32,
         pmtu_code: u32,
         start_pkt: u32,
+        /// Offered only after an error pulse (as a requester gives a failed QP new work).
+        after_error: bool,
     }
 
     impl Job {
@@ -1224,6 +1226,7 @@ mod tests {
             first_psn,
             pmtu_code,
             start_pkt,
+            after_error: false,
         }
     }
 
@@ -1332,7 +1335,11 @@ mod tests {
         let mut idle = 0;
         loop {
             let now = b.cycle();
-            if next_job < jobs.len() && !job_on && rng.percent(pattern.valid_pct) {
+            if next_job < jobs.len()
+                && !job_on
+                && (!jobs[next_job].after_error || seen.errors > 0)
+                && rng.percent(pattern.valid_pct)
+            {
                 job_on = true;
                 jobs[next_job].drive(&mut b.uut);
             }
@@ -1549,5 +1556,107 @@ mod tests {
             wraps > 3 && resumed > 3 && inline > 3 && empty > 0,
             "wraps {wraps}, resumed {resumed}, inline {inline}, empty {empty}"
         );
+    }
+
+    /// A message of `len` bytes with one opcode at one PMTU.
+    fn message(rng: &mut Rng, opcode: WrOpcode, len: u32, pmtu_code: u32) -> Job {
+        let mut j = random_job(rng, opcode, 0);
+        j.wqe.flags &= !send_flags::INLINE;
+        j.wqe.sge.length = len;
+        j.pmtu_code = pmtu_code;
+        j.start_pkt = 0;
+        j
+    }
+
+    #[test]
+    fn lengths_at_every_pmtu_boundary() {
+        let mut rng = Rng::new(0xB0B);
+        let mut jobs = Vec::new();
+        for code in 1..=5u32 {
+            let pmtu = 128 << code;
+            for len in [0, 1, 63, 64, 65, pmtu - 1, pmtu, pmtu + 1, 2 * pmtu + 7] {
+                let op = [WrOpcode::Send, WrOpcode::RdmaWriteWithImm][jobs.len() % 2];
+                jobs.push(message(&mut rng, op, len, code));
+            }
+        }
+        let seen = run(&jobs, Pattern::SWEEP[3], 9, 0xB0B);
+        assert_eq!(seen.done, jobs.len());
+    }
+
+    #[test]
+    fn a_failed_read_stops_its_qp_only() {
+        for (i, p) in [Pattern::SWEEP[0], Pattern::SWEEP[3]]
+            .into_iter()
+            .enumerate()
+        {
+            let mut rng = Rng::new(0xE11 + i as u64);
+            let mut jobs = Vec::new();
+            // QP 1: a WRITE whose third packet reads the bad page, then a SEND queued
+            // behind it; QP 2's messages around them must all go out.
+            let mut w = message(&mut rng, WrOpcode::RdmaWrite, 5 * 1024 + 9, 3);
+            w.qpn = 1;
+            w.iova = BAD_PAGE - 2 * 1024 - 5;
+            let mut s = message(&mut rng, WrOpcode::Send, 3000, 3);
+            s.qpn = 1;
+            for q in [2, 2] {
+                let mut o = message(&mut rng, WrOpcode::Send, 2500, 3);
+                o.qpn = q;
+                jobs.push(o);
+            }
+            jobs.insert(1, w);
+            jobs.insert(2, s);
+            let mut later = message(&mut rng, WrOpcode::RdmaWrite, 700, 1);
+            later.qpn = 2;
+            jobs.push(later);
+            let seen = run(&jobs, p, 40, 0xE11 + i as u64);
+            assert_eq!(seen.errors, 1, "one error pulse");
+            // The WRITE's first two packets went, then nothing more of QP 1.
+            assert_eq!(seen.done, jobs.len() - 2);
+            assert!(seen.first_record_at[1].is_some());
+            assert!(seen.first_record_at[2].is_none());
+        }
+        // After the pulse, the requester may give the QP new jobs: they are sent.
+        let mut rng = Rng::new(0xE13);
+        let mut bad = message(&mut rng, WrOpcode::Send, 300, 1);
+        bad.qpn = 3;
+        bad.iova = BAD_PAGE + 100;
+        let mut next = message(&mut rng, WrOpcode::Send, 300, 1);
+        next.qpn = 3;
+        next.after_error = true;
+        let seen = run(&[bad, next], Pattern::SWEEP[0], 20, 0xE13);
+        assert_eq!((seen.errors, seen.done), (1, 1));
+    }
+
+    #[test]
+    fn latency_and_throughput_with_a_250_cycle_dma() {
+        let mut rng = Rng::new(0x7A7);
+        // Latency: a READ request (no payload) and a 64-byte SEND, one at a time.
+        let read = message(&mut rng, WrOpcode::RdmaRead, 4096, 5);
+        let seen = run(&[read], Pattern::SWEEP[0], 250, 1);
+        let read_latency = seen.first_record_at[0].unwrap() - seen.accepted_at[0];
+        let send = message(&mut rng, WrOpcode::Send, 64, 5);
+        let seen = run(&[send], Pattern::SWEEP[0], 250, 2);
+        let send_latency = seen.first_record_at[0].unwrap() - seen.accepted_at[0];
+        println!("job accepted -> first record: READ {read_latency} cycles, SEND {send_latency} cycles (DMA latency 250)");
+        assert!(read_latency <= 3, "READ {read_latency}");
+        assert!(send_latency <= 250 + 5, "SEND {send_latency}");
+        // Throughput: long WRITEs at full rate, payload bytes per cycle from the first
+        // payload beat to the last.
+        for (code, len, floor) in [
+            (5u32, 64 * 1024u32, 63.0),
+            (3, 32 * 1024, 55.0),
+            (2, 16 * 1024, 25.0),
+            (1, 16 * 1024, 12.0),
+        ] {
+            let w = message(&mut rng, WrOpcode::RdmaWrite, len, code);
+            let seen = run(&[w], Pattern::SWEEP[0], 250, 3);
+            let cycles = seen.last_beat.unwrap() - seen.first_beat.unwrap() + 1;
+            let rate = f64::from(len) / cycles as f64;
+            println!(
+                "PMTU {}: {len} bytes in {cycles} cycles from the first payload beat: {rate:.1} bytes/cycle",
+                128 << code
+            );
+            assert!(rate >= floor, "PMTU {}: {rate:.1} bytes/cycle", 128 << code);
+        }
     }
 }
