@@ -71,6 +71,8 @@
 //!   drop pulses by reason.
 //! - [`segmenter::Segmenter`]: the requester's segmentation: a send WQE's request records
 //!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
+//! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
+//!   (`SendWqe::from_bytes`).
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -112,6 +114,7 @@ pub mod segmenter;
 pub mod tx_arbiter;
 pub mod tx_leaves;
 pub mod tx_path;
+pub mod wqe_fetch;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -170,11 +173,13 @@ pub enum Design {
     /// The requester's segmentation engine ([`segmenter::Segmenter`]): send WQEs to request
     /// records and DMA-read payloads.
     Segmenter,
+    /// Send WQE fetch by DMA and decode ([`wqe_fetch::WqeFetch`]).
+    WqeFetch,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 15] = [
+    pub const ALL: [Design; 16] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -190,6 +195,7 @@ impl Design {
         Design::Control,
         Design::RegFile,
         Design::Segmenter,
+        Design::WqeFetch,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -210,6 +216,7 @@ impl Design {
             Design::Control => "control",
             Design::RegFile => "regfile",
             Design::Segmenter => "segmenter",
+            Design::WqeFetch => "wqe-fetch",
         }
     }
 
@@ -251,6 +258,7 @@ impl Design {
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
             Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
+            Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
         }
     }
 }
