@@ -69,6 +69,10 @@
 //! - [`rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
 //!   buffer, header records and payload realigned to lane 0 for a consumer that may stall,
 //!   drop pulses by reason.
+//! - [`segmenter::Segmenter`]: the requester's segmentation: a send WQE's request records
+//!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
+//! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
+//!   (`SendWqe::from_bytes`).
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -106,9 +110,11 @@ pub mod qp_timers;
 pub mod regfile;
 pub mod rx_fifo;
 pub mod rx_parser;
+pub mod segmenter;
 pub mod tx_arbiter;
 pub mod tx_leaves;
 pub mod tx_path;
+pub mod wqe_fetch;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -164,11 +170,16 @@ pub enum Design {
     Control,
     /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
     RegFile,
+    /// The requester's segmentation engine ([`segmenter::Segmenter`]): send WQEs to request
+    /// records and DMA-read payloads.
+    Segmenter,
+    /// Send WQE fetch by DMA and decode ([`wqe_fetch::WqeFetch`]).
+    WqeFetch,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 14] = [
+    pub const ALL: [Design; 16] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -183,6 +194,8 @@ impl Design {
         Design::RxFifo,
         Design::Control,
         Design::RegFile,
+        Design::Segmenter,
+        Design::WqeFetch,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -202,6 +215,8 @@ impl Design {
             Design::RxFifo => "rx-fifo",
             Design::Control => "control",
             Design::RegFile => "regfile",
+            Design::Segmenter => "segmenter",
+            Design::WqeFetch => "wqe-fetch",
         }
     }
 
@@ -242,6 +257,8 @@ impl Design {
             Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
+            Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
+            Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
         }
     }
 }

@@ -25,5 +25,8 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
+/// Frame building and the requester's segmentation rule, for the RTL's benches.
+pub use packet::{build as build_frame, Addr, Hdr};
+pub use requester::{packets, request_packet, RequestPacket};
 /// The MR table and its protection rule, for the RTL's benches to hold their blocks to.
 pub use tables::{Mr, ProtError, Tables};
