@@ -25,5 +25,10 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
+/// The responder's READ response and atomic rules, for the RTL's `ReadResp` and
+/// `AtomicUnit` benches.
+pub use responder::{
+    atomic_result, read_response_packets, ReadRespPacket, NO_CREDIT, REPLAY_DEPTH,
+};
 /// The MR table and its protection rule, for the RTL's benches to hold their blocks to.
 pub use tables::{Mr, ProtError, Tables};
