@@ -69,6 +69,10 @@
 //! - [`rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
 //!   buffer, header records and payload realigned to lane 0 for a consumer that may stall,
 //!   drop pulses by reason.
+//! - [`read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
+//!   flight, records and payload in order as the model's `exec_read` sends them.
+//! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
+//!   ATOMIC ACKNOWLEDGE, and the 16-entry per-QP replay cache for duplicates.
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -82,6 +86,7 @@
 //! The current top ([`Design`]) is written by the `rocenic-hdl` binary:
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
+pub mod atomic_unit;
 pub mod bench;
 pub mod byte_swap;
 pub mod cat;
@@ -103,6 +108,7 @@ pub mod leaves;
 pub mod masked_load;
 pub mod mr_check;
 pub mod qp_timers;
+pub mod read_resp;
 pub mod regfile;
 pub mod rx_fifo;
 pub mod rx_parser;
@@ -164,11 +170,15 @@ pub enum Design {
     Control,
     /// The BAR0 register file alone ([`regfile::RegFile`], 256 QPs, 1024 MRs).
     RegFile,
+    /// The READ responder's data path ([`read_resp::ReadResp`], 256 QPs).
+    ReadResp,
+    /// The responder's atomics and replay cache ([`atomic_unit::AtomicUnit`], 256 QPs).
+    AtomicUnit,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 14] = [
+    pub const ALL: [Design; 16] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -183,6 +193,8 @@ impl Design {
         Design::RxFifo,
         Design::Control,
         Design::RegFile,
+        Design::ReadResp,
+        Design::AtomicUnit,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -202,6 +214,8 @@ impl Design {
             Design::RxFifo => "rx-fifo",
             Design::Control => "control",
             Design::RegFile => "regfile",
+            Design::ReadResp => "read-resp",
+            Design::AtomicUnit => "atomic-unit",
         }
     }
 
@@ -242,6 +256,10 @@ impl Design {
             Design::RegFile => generate_verilog(&mut regfile::RegFile::new(
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
+            Design::ReadResp => generate_verilog(&mut read_resp::ReadResp::<QP_LOG>::default()),
+            Design::AtomicUnit => {
+                generate_verilog(&mut atomic_unit::AtomicUnit::<QP_LOG, { QP_LOG + 4 }>::default())
+            }
         }
     }
 }
