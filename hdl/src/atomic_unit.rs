@@ -44,8 +44,8 @@
 //!
 //! # Timing
 //!
-//! One operation at a time (atomics are ordered per QP and rare). An atomic takes 8
-//! cycles plus the DMA read and write latencies when nothing stalls; a replay takes 4
+//! One operation at a time (atomics are ordered per QP and rare). An atomic takes about
+//! 9 cycles plus the DMA read and write latencies when nothing stalls; a replay takes 4
 //! cycles plus 2 per entry searched (at most 36).
 
 use crate::cat::Cat;

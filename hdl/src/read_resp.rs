@@ -1083,7 +1083,7 @@ pub(crate) mod tests {
             3,
             "a zero-length READ per cycle"
         );
-        for (pmtu, min_rate) in [(1, 60.0), (3, 62.0), (5, 62.0)] {
+        for (pmtu, min_rate) in [(1, 60.0), (5, 62.0)] {
             for j in &mut jobs {
                 *j = Job::random(&mut rng, 16384);
                 j.len = 16384;
