@@ -73,6 +73,10 @@
 //!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
 //! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
 //!   (`SendWqe::from_bytes`).
+//! - [`read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
+//!   flight, records and payload in order as the model's `exec_read` sends them.
+//! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
+//!   ATOMIC ACKNOWLEDGE, and the 16-entry per-QP replay cache for duplicates.
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -86,6 +90,7 @@
 //! The current top ([`Design`]) is written by the `rocenic-hdl` binary:
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
+pub mod atomic_unit;
 pub mod bench;
 pub mod byte_swap;
 pub mod cat;
@@ -107,6 +112,7 @@ pub mod leaves;
 pub mod masked_load;
 pub mod mr_check;
 pub mod qp_timers;
+pub mod read_resp;
 pub mod regfile;
 pub mod rx_fifo;
 pub mod rx_parser;
@@ -175,11 +181,15 @@ pub enum Design {
     Segmenter,
     /// Send WQE fetch by DMA and decode ([`wqe_fetch::WqeFetch`]).
     WqeFetch,
+    /// The READ responder's data path ([`read_resp::ReadResp`], 256 QPs).
+    ReadResp,
+    /// The responder's atomics and replay cache ([`atomic_unit::AtomicUnit`], 256 QPs).
+    AtomicUnit,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 16] = [
+    pub const ALL: [Design; 18] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -196,6 +206,8 @@ impl Design {
         Design::RegFile,
         Design::Segmenter,
         Design::WqeFetch,
+        Design::ReadResp,
+        Design::AtomicUnit,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -217,6 +229,8 @@ impl Design {
             Design::RegFile => "regfile",
             Design::Segmenter => "segmenter",
             Design::WqeFetch => "wqe-fetch",
+            Design::ReadResp => "read-resp",
+            Design::AtomicUnit => "atomic-unit",
         }
     }
 
@@ -259,6 +273,10 @@ impl Design {
             )),
             Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
             Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
+            Design::ReadResp => generate_verilog(&mut read_resp::ReadResp::<QP_LOG>::default()),
+            Design::AtomicUnit => {
+                generate_verilog(&mut atomic_unit::AtomicUnit::<QP_LOG, { QP_LOG + 4 }>::default())
+            }
         }
     }
 }
