@@ -54,12 +54,12 @@ fn setup(size: u32, mtu: u32, iters: u32) -> Setup {
     let mut client = server.clone();
     client.server = Some("127.0.0.1".into());
     client.port = listener.local_addr().unwrap().port();
-    client.wire = WireSpec::Udp {
+    client.link.wire = WireSpec::Udp {
         local: pc,
         peer: ps,
     };
-    client.mac = CLIENT_MAC;
-    client.ip = CLIENT_IP;
+    client.link.mac = CLIENT_MAC;
+    client.link.ip = CLIENT_IP;
     Setup {
         listener,
         server_udp,
@@ -216,8 +216,8 @@ fn arp_resolves_the_peer_without_peer_mac_and_peer_mac_skips_it() {
 
     // --peer-mac on both sides: no ARP at all.
     let mut st = setup(64, 1024, 10);
-    st.server.peer_mac = Some(CLIENT_MAC);
-    st.client.peer_mac = Some(SERVER_MAC);
+    st.server.link.peer_mac = Some(CLIENT_MAC);
+    st.client.link.peer_mac = Some(SERVER_MAC);
     let p = run(st);
     check(&p, 64, 10);
     for w in [p.server.wire, p.client.wire] {

@@ -1264,8 +1264,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.cq.cmd_rd_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_en.next = false;
         self.cq.s_wr_valid.next = false;
-        self.cq.s_wr_addr.next = self.cq.wr_addr.val();
-        self.cq.s_wr_data.next = self.cq.wr_data.val();
+        self.cq.s_wr_addr.next = self.a.w0.val().get_bits::<8>(0);
+        self.cq.s_wr_data.next = self.cq_new.y.val();
         self.unused_cq_wr_ready.next = self.cq.s_wr_ready.val();
         self.cq.wr_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_data.next = self.cq_new.y.val();
@@ -1273,8 +1273,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.mr.cmd_rd_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_en.next = false;
         self.mr.s_wr_valid.next = false;
-        self.mr.s_wr_addr.next = self.mr.wr_addr.val();
-        self.mr.s_wr_data.next = self.mr.wr_data.val();
+        self.mr.s_wr_addr.next = self.a.w0.val().get_bits::<MA>(0);
+        self.mr.s_wr_data.next = self.mr_new.y.val();
         self.unused_mr_wr_ready.next = self.mr.s_wr_ready.val();
         self.mr.wr_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_data.next = self.mr_new.y.val();
@@ -1282,8 +1282,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qpc.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_en.next = false;
         self.qpc.s_wr_valid.next = false;
-        self.qpc.s_wr_addr.next = self.qpc.wr_addr.val();
-        self.qpc.s_wr_data.next = self.qpc.wr_data.val();
+        self.qpc.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
+        self.qpc.s_wr_data.next = self.qpc_new.y.val();
         self.unused_qpc_wr_ready.next = self.qpc.s_wr_ready.val();
         self.qpc.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_data.next = self.qpc_new.y.val();
@@ -1291,8 +1291,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qpa.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_en.next = false;
         self.qpa.s_wr_valid.next = false;
-        self.qpa.s_wr_addr.next = self.qpa.wr_addr.val();
-        self.qpa.s_wr_data.next = self.qpa.wr_data.val();
+        self.qpa.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
+        self.qpa.s_wr_data.next = self.qpa_mod.val();
         self.unused_qpa_wr_ready.next = self.qpa.s_wr_ready.val();
         self.qpa.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_data.next = self.qpa_mod.val();
@@ -1300,8 +1300,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qpr.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_en.next = false;
         self.qpr.s_wr_valid.next = false;
-        self.qpr.s_wr_addr.next = self.qpr.wr_addr.val();
-        self.qpr.s_wr_data.next = self.qpr.wr_data.val();
+        self.qpr.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
+        self.qpr.s_wr_data.next = self.qpr_mod.val();
         self.unused_qpr_wr_ready.next = self.qpr.s_wr_ready.val();
         self.qpr.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_data.next = self.qpr_mod.val();

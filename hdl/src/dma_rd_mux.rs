@@ -13,7 +13,9 @@
 //! Responses: routed by tag bit 7, combinationally (no register, no bubble); the port
 //! returns responses in request order (the engine contract), so each client sees its own
 //! responses in its own request order. Cascade muxes for more clients: each level takes
-//! one more tag bit, so clients of the second level have 6-bit tags.
+//! one more tag bit (`DmaReadMux<CT, T>`: clients' tags of `CT` bits, the port's of
+//! `T = CT + 1`; the engine's port is [`DmaReadMux<7, 8>`](DmaReadMux), a second level
+//! `DmaReadMux<6, 7>` under one of its clients, and so on).
 //!
 //! Latency: none (combinational both ways). Throughput: a request per cycle, a response
 //! beat per cycle.
@@ -27,15 +29,14 @@ pub const LEN_BITS: usize = 16;
 pub const ADDR_BITS: usize = 64;
 /// Tag width on the DMA port (contract).
 pub const TAG_BITS: usize = 8;
-/// Tag width a client of the mux uses: the mux takes the top bit.
+/// Tag width a client of the top-level mux uses: the mux takes the top bit.
 pub const CLIENT_TAG_BITS: usize = TAG_BITS - 1;
-// `update` routes by `get_bit(7)`.
-const _: () = assert!(CLIENT_TAG_BITS == 7);
 /// Response beat width.
 pub const DATA_BITS: usize = 512;
 
+/// Two clients with `CT`-bit tags on a port with `T = CT + 1`-bit tags.
 #[derive(LogicBlock)]
-pub struct DmaReadMux {
+pub struct DmaReadMux<const CT: usize, const T: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -44,39 +45,39 @@ pub struct DmaReadMux {
     pub s0_req_ready: Signal<Out, Bit>,
     pub s0_req_addr: Signal<In, Bits<ADDR_BITS>>,
     pub s0_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s0_req_tag: Signal<In, Bits<CLIENT_TAG_BITS>>,
+    pub s0_req_tag: Signal<In, Bits<CT>>,
     // --- client 1 requests ---
     pub s1_req_valid: Signal<In, Bit>,
     pub s1_req_ready: Signal<Out, Bit>,
     pub s1_req_addr: Signal<In, Bits<ADDR_BITS>>,
     pub s1_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s1_req_tag: Signal<In, Bits<CLIENT_TAG_BITS>>,
+    pub s1_req_tag: Signal<In, Bits<CT>>,
     // --- to the DMA port ---
     pub m_req_valid: Signal<Out, Bit>,
     pub m_req_ready: Signal<In, Bit>,
     pub m_req_addr: Signal<Out, Bits<ADDR_BITS>>,
     pub m_req_len: Signal<Out, Bits<LEN_BITS>>,
-    pub m_req_tag: Signal<Out, Bits<TAG_BITS>>,
+    pub m_req_tag: Signal<Out, Bits<T>>,
 
     // --- responses from the DMA port ---
     pub s_resp_valid: Signal<In, Bit>,
     pub s_resp_ready: Signal<Out, Bit>,
     pub s_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_resp_tag: Signal<In, Bits<TAG_BITS>>,
+    pub s_resp_tag: Signal<In, Bits<T>>,
     pub s_resp_last: Signal<In, Bit>,
     pub s_resp_err: Signal<In, Bit>,
     // --- to client 0 ---
     pub m0_resp_valid: Signal<Out, Bit>,
     pub m0_resp_ready: Signal<In, Bit>,
     pub m0_resp_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m0_resp_tag: Signal<Out, Bits<CLIENT_TAG_BITS>>,
+    pub m0_resp_tag: Signal<Out, Bits<CT>>,
     pub m0_resp_last: Signal<Out, Bit>,
     pub m0_resp_err: Signal<Out, Bit>,
     // --- to client 1 ---
     pub m1_resp_valid: Signal<Out, Bit>,
     pub m1_resp_ready: Signal<In, Bit>,
     pub m1_resp_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m1_resp_tag: Signal<Out, Bits<CLIENT_TAG_BITS>>,
+    pub m1_resp_tag: Signal<Out, Bits<CT>>,
     pub m1_resp_last: Signal<Out, Bit>,
     pub m1_resp_err: Signal<Out, Bit>,
 
@@ -86,8 +87,10 @@ pub struct DmaReadMux {
     held: DFF<Bit>,
     held_sel: DFF<Bit>,
     /// The port's tag: `{client, client tag}`.
-    tag0: Cat<1, CLIENT_TAG_BITS, TAG_BITS>,
-    tag1: Cat<1, CLIENT_TAG_BITS, TAG_BITS>,
+    tag0: Cat<1, CT, T>,
+    tag1: Cat<1, CT, T>,
+    /// The port tag's top bit (bit `CT`): the client a response goes to.
+    client_bit: Constant<Bits<T>>,
     zero: Constant<Bits<1>>,
     one: Constant<Bits<1>>,
     /// The client offered this cycle.
@@ -96,8 +99,12 @@ pub struct DmaReadMux {
     to1: Signal<Local, Bit>,
 }
 
-impl Default for DmaReadMux {
+impl<const CT: usize, const T: usize> Default for DmaReadMux<CT, T> {
     fn default() -> Self {
+        assert!(
+            T == CT + 1 && (1..=8).contains(&T),
+            "DmaReadMux<{CT}, {T}>: the port tag is the client tag plus one bit, at most 8"
+        );
         DmaReadMux {
             clock: Default::default(),
             reset: Default::default(),
@@ -139,6 +146,7 @@ impl Default for DmaReadMux {
             held_sel: Default::default(),
             tag0: Default::default(),
             tag1: Default::default(),
+            client_bit: Constant::new(bits::<T>(1 << CT)),
             zero: Constant::new(bits::<1>(0)),
             one: Constant::new(bits::<1>(1)),
             sel: Default::default(),
@@ -148,7 +156,7 @@ impl Default for DmaReadMux {
     }
 }
 
-impl Logic for DmaReadMux {
+impl<const CT: usize, const T: usize> Logic for DmaReadMux<CT, T> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, prio1, held, held_sel);
@@ -188,13 +196,13 @@ impl Logic for DmaReadMux {
             self.prio1.d.next = !self.sel.val();
         }
 
-        // ---- responses, routed by tag bit 7 ----
-        // Bit 7 = CLIENT_TAG_BITS (a literal: RustHDL writes a const name into the Verilog).
-        self.to1.next = self.s_resp_tag.val().get_bit(7);
+        // ---- responses, routed by the tag's top bit ----
+        // A mask, not `get_bit(CT)`: RustHDL would write the name `CT` into the Verilog.
+        self.to1.next = (self.s_resp_tag.val() & self.client_bit.val()).any();
         self.m0_resp_data.next = self.s_resp_data.val();
         self.m1_resp_data.next = self.s_resp_data.val();
-        self.m0_resp_tag.next = self.s_resp_tag.val().get_bits::<CLIENT_TAG_BITS>(0);
-        self.m1_resp_tag.next = self.s_resp_tag.val().get_bits::<CLIENT_TAG_BITS>(0);
+        self.m0_resp_tag.next = self.s_resp_tag.val().get_bits::<CT>(0);
+        self.m1_resp_tag.next = self.s_resp_tag.val().get_bits::<CT>(0);
         self.m0_resp_last.next = self.s_resp_last.val();
         self.m1_resp_last.next = self.s_resp_last.val();
         self.m0_resp_err.next = self.s_resp_err.val();
@@ -265,7 +273,7 @@ mod tests {
 
     fn run(pattern: Pattern, seed: u64, per_client: usize) {
         let mut rng = Rng::new(seed);
-        let mut b = Bench::new(DmaReadMux::default(), |u| &mut u.clock);
+        let mut b = Bench::new(DmaReadMux::<7, 8>::default(), |u| &mut u.clock);
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;
@@ -442,11 +450,57 @@ mod tests {
         }
     }
 
+    /// A second-level mux (6-bit client tags on a 7-bit port): its own top bit (6) in the
+    /// request tag and in the routing of responses.
+    #[test]
+    fn a_second_level_mux_takes_the_next_tag_bit() {
+        let mut b = Bench::new(DmaReadMux::<6, 7>::default(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.uut.reset.next = false;
+        b.uut.s1_req_valid.next = true;
+        b.uut.s1_req_tag.next = 0x2Au64.into();
+        b.uut.m_req_ready.next = true;
+        b.settle();
+        assert!(b.uut.s1_req_ready.val());
+        assert_eq!(b.uut.m_req_tag.val().index(), 0x40 | 0x2A);
+        b.uut.s1_req_valid.next = false;
+        b.tick();
+        for (tag, to1) in [
+            (0x40u64 | 0x15, true),
+            (0x15, false),
+            (0x7F, true),
+            (0x3F, false),
+        ] {
+            b.uut.s_resp_valid.next = true;
+            b.uut.s_resp_tag.next = tag.into();
+            b.uut.m0_resp_ready.next = !to1;
+            b.uut.m1_resp_ready.next = to1;
+            b.settle();
+            assert_eq!(b.uut.m1_resp_valid.val(), to1, "tag {tag:#x}");
+            assert_eq!(b.uut.m0_resp_valid.val(), !to1, "tag {tag:#x}");
+            assert!(b.uut.s_resp_ready.val(), "tag {tag:#x}");
+            let got = if to1 {
+                b.uut.m1_resp_tag.val()
+            } else {
+                b.uut.m0_resp_tag.val()
+            };
+            assert_eq!(got.index() as u64, tag & 0x3F);
+            b.tick();
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "client tag plus one bit")]
+    fn a_mux_whose_tags_do_not_differ_by_one_bit_is_refused() {
+        let _ = DmaReadMux::<6, 8>::default();
+    }
+
     #[test]
     fn a_stalled_offer_is_not_replaced() {
         // Client 0 offers alone while the port stalls; client 1 arrives with priority: the
         // offer on m_req must stay client 0's until taken.
-        let mut b = Bench::new(DmaReadMux::default(), |u| &mut u.clock);
+        let mut b = Bench::new(DmaReadMux::<7, 8>::default(), |u| &mut u.clock);
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;

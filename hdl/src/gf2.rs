@@ -12,7 +12,8 @@
 //! simulator and its Verilog would evaluate differently. Simulation (`update`) and Verilog
 //! (`hdl`) both come from the same [`Gf2Matrix`]: the simulation multiplies by the matrix,
 //! the Verilog is an [`XorNetwork`] factored from it (shared XOR nodes, then one XOR per
-//! output), and `tests/verilated.rs` checks the Verilog end to end.
+//! output), and `tests/verilated_rx.rs` / `tests/verilated_tx.rs` check the Verilog end to end
+//! (the ICRC checker inside the RX front end, the generator inside the frame builder).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -73,6 +73,14 @@
 //! - [`rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
 //!   buffer, header records and payload realigned to lane 0 for a consumer that may stall,
 //!   drop pulses by reason.
+//! - [`segmenter::Segmenter`]: the requester's segmentation: a send WQE's request records
+//!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
+//! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
+//!   (`SendWqe::from_bytes`).
+//! - [`read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
+//!   flight, records and payload in order as the model's `exec_read` sends them.
+//! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
+//!   ATOMIC ACKNOWLEDGE, and the 16-entry per-QP replay cache for duplicates.
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -86,6 +94,7 @@
 //! The current top ([`Design`]) is written by the `rocenic-hdl` binary:
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
+pub mod atomic_unit;
 pub mod bench;
 pub mod byte_swap;
 pub mod cat;
@@ -107,14 +116,17 @@ pub mod leaves;
 pub mod masked_load;
 pub mod mr_check;
 pub mod qp_timers;
+pub mod read_resp;
 pub mod regfile;
 pub mod resp_check;
 pub mod responder;
 pub mod rx_fifo;
 pub mod rx_parser;
+pub mod segmenter;
 pub mod tx_arbiter;
 pub mod tx_leaves;
 pub mod tx_path;
+pub mod wqe_fetch;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).
@@ -174,11 +186,20 @@ pub enum Design {
     RespCheck,
     /// The responder's sequencer ([`responder::Responder`], 256 QPs).
     Responder,
+    /// The requester's segmentation engine ([`segmenter::Segmenter`]): send WQEs to request
+    /// records and DMA-read payloads.
+    Segmenter,
+    /// Send WQE fetch by DMA and decode ([`wqe_fetch::WqeFetch`]).
+    WqeFetch,
+    /// The READ responder's data path ([`read_resp::ReadResp`], 256 QPs).
+    ReadResp,
+    /// The responder's atomics and replay cache ([`atomic_unit::AtomicUnit`], 256 QPs).
+    AtomicUnit,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 16] = [
+    pub const ALL: [Design; 20] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -195,6 +216,10 @@ impl Design {
         Design::RegFile,
         Design::RespCheck,
         Design::Responder,
+        Design::Segmenter,
+        Design::WqeFetch,
+        Design::ReadResp,
+        Design::AtomicUnit,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -216,6 +241,10 @@ impl Design {
             Design::RegFile => "regfile",
             Design::RespCheck => "resp-check",
             Design::Responder => "responder",
+            Design::Segmenter => "segmenter",
+            Design::WqeFetch => "wqe-fetch",
+            Design::ReadResp => "read-resp",
+            Design::AtomicUnit => "atomic-unit",
         }
     }
 
@@ -244,7 +273,7 @@ impl Design {
             Design::Engine => generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG>::new()),
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
-            Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::default()),
+            Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::<7, 8>::default()),
             Design::DmaWriteMux => generate_verilog(&mut dma_wr_mux::DmaWriteMux::default()),
             Design::Completion => generate_verilog(&mut completion::Completion::default()),
             Design::QpTimers => generate_verilog(&mut qp_timers::QpTimers::<QP_LOG>::default()),
@@ -259,6 +288,12 @@ impl Design {
             )),
             Design::RespCheck => generate_verilog(&mut resp_check::RespCheck::default()),
             Design::Responder => generate_verilog(&mut responder::Responder::<QP_LOG>::default()),
+            Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
+            Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
+            Design::ReadResp => generate_verilog(&mut read_resp::ReadResp::<QP_LOG>::default()),
+            Design::AtomicUnit => {
+                generate_verilog(&mut atomic_unit::AtomicUnit::<QP_LOG, { QP_LOG + 4 }>::default())
+            }
         }
     }
 }

@@ -48,6 +48,17 @@ fn verilator_lint_is_clean() {
     }
 }
 
+/// The read mux one level down a cascade (`DmaReadMux<6, 7>`, not a `Design` of its own):
+/// its Verilog is as clean as the top level's.
+#[test]
+fn a_cascaded_read_mux_lints_clean() {
+    let verilog =
+        rocenic_hdl::generate_verilog(&mut rocenic_hdl::dma_rd_mux::DmaReadMux::<6, 7>::default());
+    let dir = work_dir("lint-cascade", Design::DmaReadMux);
+    pass(gates::verilator_lint(&verilog, &dir));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn yosys_finds_no_latch_and_no_undriven_signal() {
     // Each design once: a block instantiated in another is checked there (flattened).

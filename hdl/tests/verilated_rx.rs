@@ -1,5 +1,5 @@
-//! The generated Verilog of the RX front end (`rx-fifo`) against the reference, as
-//! `verilated.rs` does for the ICRC: built with Verilator and a small C++ bench, streamed
+//! The generated Verilog of the RX front end (`rx-fifo`, its ICRC checker included) against
+//! the reference: built with Verilator and a small C++ bench, streamed
 //! good, damaged and MAC-flagged frames back to back with a consumer that stalls, and its
 //! records, payloads and counter pulses checked with `rocenic_hdl::rx_fifo::model`. This is
 //! what catches a difference between RustHDL's simulation and the Verilog (the byte-swap

@@ -56,6 +56,102 @@ pub fn packets(len: u32, pmtu: u32) -> u32 {
     len.div_ceil(pmtu).max(1)
 }
 
+/// One request packet of a send WQE: its transport headers and the part of the message it
+/// carries. What [`request_packet`] decides is all of the requester's segmentation rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestPacket {
+    pub hdr: Hdr,
+    /// Payload: byte offset into the message and length (0 for READ and atomic requests).
+    pub payload_off: u32,
+    pub payload_len: u32,
+    /// The last packet of the message (a READ or atomic request is one packet).
+    pub last_of_message: bool,
+}
+
+/// Packet `pkt` of the request a validated send WQE (known opcode) of `len` bytes sends at
+/// `pmtu`, its first PSN `first_psn`, to QP `dest_qp`: SEND/WRITE segments (RETH on a
+/// WRITE's first packet, ImmDt/IETH and SE on the last), a READ request for the responses
+/// from packet `pkt` on (go-back-N reissues a READ from its first missing response), an
+/// atomic request; AckReq on the last packet of a message and on every PSN whose low four
+/// bits are all ones. The model's requester builds every packet with it; the RTL's
+/// `Segmenter` is held to it.
+pub fn request_packet(
+    w: &SendWqe,
+    len: u32,
+    first_psn: u32,
+    pmtu: u32,
+    pkt: u32,
+    dest_qp: u32,
+) -> RequestPacket {
+    let psn = psn_add(first_psn, pkt);
+    let mut hdr = Hdr::new(Opcode::SendOnly, dest_qp, psn);
+    let (mut payload_off, mut payload_len) = (0, 0);
+    let last_of_message;
+    match w.opcode {
+        WrOpcode::Send
+        | WrOpcode::SendWithImm
+        | WrOpcode::SendWithInv
+        | WrOpcode::RdmaWrite
+        | WrOpcode::RdmaWriteWithImm => {
+            let npkt = packets(len, pmtu);
+            let off = pkt * pmtu;
+            payload_off = off;
+            payload_len = pmtu.min(len - off);
+            hdr.opcode = segment_opcode(w.opcode, pkt, npkt);
+            last_of_message = pkt + 1 == npkt;
+            let write = matches!(w.opcode, WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm);
+            if pkt == 0 && write {
+                hdr.reth = Some((w.remote_addr, w.rkey, len));
+            }
+            if last_of_message {
+                match w.opcode {
+                    WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm => {
+                        hdr.imm = Some(w.imm_or_inv)
+                    }
+                    WrOpcode::SendWithInv => hdr.ieth = Some(w.imm_or_inv),
+                    _ => {}
+                }
+                hdr.solicited = w.flags & send_flags::SOLICITED != 0
+                    && matches!(
+                        w.opcode,
+                        WrOpcode::Send
+                            | WrOpcode::SendWithImm
+                            | WrOpcode::SendWithInv
+                            | WrOpcode::RdmaWriteWithImm
+                    );
+            }
+        }
+        WrOpcode::RdmaRead => {
+            let off = pkt * pmtu;
+            hdr.opcode = Opcode::RdmaReadRequest;
+            hdr.reth = Some((w.remote_addr + off as u64, w.rkey, len - off));
+            last_of_message = true;
+        }
+        WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => {
+            hdr.opcode = if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                Opcode::CompareSwap
+            } else {
+                Opcode::FetchAdd
+            };
+            // AtomicETH carries (swap or add, compare); the WQE keeps compare/add and swap.
+            hdr.atomic = Some(if w.opcode == WrOpcode::AtomicCmpAndSwp {
+                (w.remote_addr, w.rkey, w.swap, w.compare_add)
+            } else {
+                (w.remote_addr, w.rkey, w.compare_add, 0)
+            });
+            last_of_message = true;
+        }
+        WrOpcode::Unknown(op) => panic!("request_packet: WQE opcode {op} was not validated"),
+    }
+    hdr.ack_req = last_of_message || psn & 0xf == 0xf;
+    RequestPacket {
+        hdr,
+        payload_off,
+        payload_len,
+        last_of_message,
+    }
+}
+
 impl Nic {
     /// Queues a completion on `cqn`; it is written when the CQ has room.
     pub(crate) fn complete(&mut self, cqn: u32, cqe: Cqe) {
@@ -327,70 +423,31 @@ impl Nic {
             dst_ip: qp.attrs.dest_ip,
             udp_sport: qp.attrs.udp_sport,
         };
-        let mut hdr = Hdr::new(Opcode::SendOnly, qp.attrs.dest_qpn, psn);
+        let rp = request_packet(
+            &op.wqe,
+            op.len,
+            op.first_psn,
+            op.pmtu,
+            pkt,
+            qp.attrs.dest_qpn,
+        );
+        let hdr = rp.hdr;
+        let last_of_message = rp.last_of_message;
         let mut payload = Vec::new();
         let mut ready_at = now + 1;
         let w = op.wqe;
-        let last_of_message;
-        match op.kind {
-            OpKind::Send | OpKind::Write => {
-                let npkt = op.npsn;
-                let off = pkt * op.pmtu;
-                let len = op.pmtu.min(op.len - off);
-                hdr.opcode = segment_opcode(w.opcode, pkt, npkt);
-                last_of_message = pkt + 1 == npkt;
-                if pkt == 0 && op.kind == OpKind::Write {
-                    hdr.reth = Some((w.remote_addr, w.rkey, op.len));
+        if matches!(op.kind, OpKind::Send | OpKind::Write) {
+            let (off, len) = (rp.payload_off, rp.payload_len);
+            if w.is_inline() {
+                payload.extend_from_slice(&w.inline[off as usize..(off + len) as usize]);
+            } else if len > 0 {
+                payload.resize(len as usize, 0);
+                match dma.dma_read(now, op.local_iova + off as u64, &mut payload) {
+                    Ok(t) => ready_at = t.max(ready_at),
+                    Err(_) => return self.local_dma_failure(qpn, i),
                 }
-                if last_of_message {
-                    match w.opcode {
-                        WrOpcode::SendWithImm | WrOpcode::RdmaWriteWithImm => {
-                            hdr.imm = Some(w.imm_or_inv)
-                        }
-                        WrOpcode::SendWithInv => hdr.ieth = Some(w.imm_or_inv),
-                        _ => {}
-                    }
-                    hdr.solicited = w.flags & send_flags::SOLICITED != 0
-                        && matches!(
-                            w.opcode,
-                            WrOpcode::Send
-                                | WrOpcode::SendWithImm
-                                | WrOpcode::SendWithInv
-                                | WrOpcode::RdmaWriteWithImm
-                        );
-                }
-                if w.is_inline() {
-                    payload.extend_from_slice(&w.inline[off as usize..(off + len) as usize]);
-                } else if len > 0 {
-                    payload.resize(len as usize, 0);
-                    match dma.dma_read(now, op.local_iova + off as u64, &mut payload) {
-                        Ok(t) => ready_at = t.max(ready_at),
-                        Err(_) => return self.local_dma_failure(qpn, i),
-                    }
-                }
-            }
-            OpKind::Read => {
-                let off = pkt * op.pmtu;
-                hdr.opcode = Opcode::RdmaReadRequest;
-                hdr.reth = Some((w.remote_addr + off as u64, w.rkey, op.len - off));
-                last_of_message = true;
-            }
-            OpKind::Atomic => {
-                hdr.opcode = if w.opcode == WrOpcode::AtomicCmpAndSwp {
-                    Opcode::CompareSwap
-                } else {
-                    Opcode::FetchAdd
-                };
-                // AtomicETH carries (swap or add, compare); the WQE keeps compare/add and swap.
-                hdr.atomic = Some(if w.opcode == WrOpcode::AtomicCmpAndSwp {
-                    (w.remote_addr, w.rkey, w.swap, w.compare_add)
-                } else {
-                    (w.remote_addr, w.rkey, w.compare_add, 0)
-                });
-                last_of_message = true;
             }
         }
-        hdr.ack_req = last_of_message || psn & 0xf == 0xf;
         let frame = packet::build(&addr, &hdr, &payload);
         let qp = self.qp_mut(qpn).expect("exists");
         if last_of_message || matches!(op.kind, OpKind::Read | OpKind::Atomic) {

@@ -21,9 +21,64 @@ use rocenic_proto::device::DmaPort;
 use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
 
 /// Credit field of our ACKs: "invalid credit" (we do not use end-to-end flow control).
-const NO_CREDIT: u8 = 0x1f;
-/// Atomics remembered for duplicate detection.
-const REPLAY_DEPTH: usize = 16;
+pub const NO_CREDIT: u8 = 0x1f;
+/// Atomics remembered per QP for duplicate detection (the oldest is forgotten first).
+pub const REPLAY_DEPTH: usize = 16;
+
+/// One READ response packet as the responder sends it: packet `k` of a READ of `len`
+/// bytes carries bytes `offset..offset + len` of the requested range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadRespPacket {
+    pub opcode: Opcode,
+    pub psn: u32,
+    /// (syndrome byte, MSN): on all but MIDDLE.
+    pub aeth: Option<(u8, u32)>,
+    pub offset: u32,
+    pub len: u32,
+}
+
+/// The response packets of a READ request at `psn` for `len` bytes at a PMTU of `pmtu`
+/// bytes, acknowledged with `msn`: ONLY, or FIRST, MIDDLE..., LAST, PSNs `psn + k`
+/// (24-bit wrap), `min(pmtu, rest)` bytes each; a zero-length READ is one empty ONLY.
+/// `exec_read` sends exactly these; the RTL's `ReadResp` bench holds it to them.
+pub fn read_response_packets(psn: u32, len: u32, pmtu: u32, msn: u32) -> Vec<ReadRespPacket> {
+    let n = packets(len, pmtu);
+    (0..n)
+        .map(|k| {
+            let offset = k * pmtu;
+            let opcode = match (k == 0, k + 1 == n) {
+                (true, true) => Opcode::RdmaReadResponseOnly,
+                (true, false) => Opcode::RdmaReadResponseFirst,
+                (false, false) => Opcode::RdmaReadResponseMiddle,
+                (false, true) => Opcode::RdmaReadResponseLast,
+            };
+            let aeth = (opcode != Opcode::RdmaReadResponseMiddle)
+                .then_some((u8::from(Syndrome::Ack { credits: NO_CREDIT }), msn));
+            ReadRespPacket {
+                opcode,
+                psn: psn_add(psn, k),
+                aeth,
+                offset,
+                len: pmtu.min(len - offset),
+            }
+        })
+        .collect()
+}
+
+/// The value an atomic leaves in memory: CMP_AND_SWP (`compare_swap`) writes `swap_add`
+/// when `orig == compare` (else `orig` again), FETCH_ADD writes `orig + swap_add`
+/// (wrapping). The requester gets `orig` back either way.
+pub fn atomic_result(compare_swap: bool, orig: u64, swap_add: u64, compare: u64) -> u64 {
+    if compare_swap {
+        if orig == compare {
+            swap_add
+        } else {
+            orig
+        }
+    } else {
+        orig.wrapping_add(swap_add)
+    }
+}
 
 /// The message a QP's responder is in the middle of, as far as [`classify`] needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -647,21 +702,19 @@ impl Nic {
             .tables
             .translate(rkey, pdn, va, len as u64, access::REMOTE_READ)
             .map_err(|_| Fail::RemoteAccess)?;
-        let n = packets(len, pmtu);
         if !duplicate {
+            let n = packets(len, pmtu);
             let qp = self.qp_mut(qpn).expect("exists");
             qp.resp.epsn = psn_add(psn, n);
             self.end_message(qpn);
         }
         let msn = self.qps[qpn as usize].as_ref().expect("exists").resp.msn;
         let mut ready = now + 1;
-        for k in 0..n {
-            let off = k * pmtu;
-            let plen = pmtu.min(len - off) as usize;
-            let mut payload = vec![0u8; plen];
-            if plen > 0 {
+        for p in read_response_packets(psn, len, pmtu, msn) {
+            let mut payload = vec![0u8; p.len as usize];
+            if p.len > 0 {
                 // All reads are issued at once; the DMA port pipelines them.
-                match dma.dma_read(now, iova + off as u64, &mut payload) {
+                match dma.dma_read(now, iova + u64::from(p.offset), &mut payload) {
                     Ok(t) => ready = t.max(ready),
                     Err(_) => {
                         self.count(Some(qpn), Counter::DmaFaults, 1);
@@ -669,16 +722,8 @@ impl Nic {
                     }
                 }
             }
-            let opcode = match (k == 0, k + 1 == n) {
-                (true, true) => Opcode::RdmaReadResponseOnly,
-                (true, false) => Opcode::RdmaReadResponseFirst,
-                (false, false) => Opcode::RdmaReadResponseMiddle,
-                (false, true) => Opcode::RdmaReadResponseLast,
-            };
-            let mut hdr = Hdr::new(opcode, dest, psn_add(psn, k));
-            if opcode != Opcode::RdmaReadResponseMiddle {
-                hdr.aeth = Some((u8::from(Syndrome::Ack { credits: NO_CREDIT }), msn));
-            }
+            let mut hdr = Hdr::new(p.opcode, dest, p.psn);
+            hdr.aeth = p.aeth;
             self.respond(qpn, &hdr, &payload, ready);
         }
         Ok(())
@@ -707,15 +752,12 @@ impl Nic {
             Fail::RemoteOperational
         })?;
         let orig = u64::from_le_bytes(old);
-        let new = if pkt.hdr.opcode == Opcode::CompareSwap {
-            if orig == compare {
-                swap_add
-            } else {
-                orig
-            }
-        } else {
-            orig.wrapping_add(swap_add)
-        };
+        let new = atomic_result(
+            pkt.hdr.opcode == Opcode::CompareSwap,
+            orig,
+            swap_add,
+            compare,
+        );
         dma.dma_write(t, iova, &new.to_le_bytes()).map_err(|_| {
             self.count(Some(qpn), Counter::DmaFaults, 1);
             Fail::RemoteOperational

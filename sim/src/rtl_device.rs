@@ -1317,23 +1317,28 @@ pub fn engine_verilog() -> &'static str {
     VERILOG.get_or_init(|| rocenic_hdl::Design::Engine.verilog())
 }
 
-/// The engine top (`rocenic_hdl::Design::Engine`, module `top`) as a Verilated library,
-/// built with `trace` compiled in (or none). The build is cached by content under the
-/// Verilator cache directory ([`crate::rtl::default_cache_dir`]), and the loaded library is
-/// kept per process and trace format, so later calls cost nothing. Fails with
-/// [`RtlError::ToolMissing`] (which names the install command) without `verilator`/`g++`.
+/// The engine top (`rocenic_hdl::Design::Engine`, module `top`) as a Verilated library
+/// that can write a `trace` in that format. Without a format it is built with VCD tracing
+/// compiled in all the same: a model writes a trace only once one is opened, so untraced
+/// runs cost little more, and the demo, the tests and `--trace FILE.vcd` share one build
+/// (an engine build is the slowest step of a cold run); only FST needs a build of its own.
+/// The build is cached by content under the Verilator cache directory
+/// ([`crate::rtl::default_cache_dir`]), and the loaded library is kept per process and
+/// trace format, so later calls cost nothing. Fails with [`RtlError::ToolMissing`] (which
+/// names the install command) without `verilator`/`g++`.
 pub fn engine_lib(trace: Option<TraceFormat>) -> Result<VerilatedLib, RtlError> {
-    static LIBS: Mutex<Vec<(Option<TraceFormat>, VerilatedLib)>> = Mutex::new(Vec::new());
+    static LIBS: Mutex<Vec<(TraceFormat, VerilatedLib)>> = Mutex::new(Vec::new());
+    let format = trace.unwrap_or(TraceFormat::Vcd);
     // Held across the build: a second thread asking for the same library waits for it
     // instead of building it again (ModelBuilder's lock would serialise it anyway).
     let mut libs = LIBS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, lib)) = libs.iter().find(|(t, _)| *t == trace) {
+    if let Some((_, lib)) = libs.iter().find(|(t, _)| *t == format) {
         return Ok(lib.clone());
     }
     let lib = ModelBuilder::from_string(engine_verilog(), "top")
         .name(ENGINE_MODEL)
-        .trace_opt(trace)
+        .trace(format)
         .build()?;
-    libs.push((trace, lib.clone()));
+    libs.push((format, lib.clone()));
     Ok(lib)
 }

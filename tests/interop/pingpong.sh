@@ -68,26 +68,9 @@ guest_mtu=1500
 tool_opts="-s $size -n $iters -m $mtu"
 [ "$chk" = 1 ] && tool_opts+=" -c"
 
-# Free ports: the guest's wire end, ours, and the TCP handshake port on the host. Another
-# process may take one before we bind it: such a run is retried with new ports.
-pick_ports() {
-    read -r qport uport hport < <(python3 - <<'PY'
-import socket
-socks = []
-for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM, socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-ports = [s.getsockname()[1] for s in socks]
-for s in socks:
-    s.close()  # before printing: the caller binds them as soon as it reads the line
-print(*ports, flush=True)
-PY
-)
-}
-
-# Ends the guest run started with setsid (its whole process group: run-guest, timeout, QEMU).
-stop_guest() { kill -TERM -- "-$1" 2>/dev/null || true; }
+me=pingpong.sh
+# shellcheck source=tests/interop/lib.sh
+source "$here/lib.sh"
 
 start=$(date +%s.%N)
 for attempt in 1 2 3; do
@@ -102,69 +85,17 @@ echo "pingpong.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $
 if [ "$mode" = rxe-server ]; then
     guest+=(--hostfwd "$hport:18515" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts")
     ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
-    "${guest[@]}" >"$art/guest.out" 2>&1 &
-    gpid=$!
-    set +e
-    "${ours[@]}" >"$art/rocenic.out" 2>&1
-    ours_rc=$?
-    if [ $ours_rc != 0 ]; then
-        sleep 2   # let a failing guest tool print its reason, then end the guest
-        stop_guest $gpid
-    fi
-    wait $gpid
-    guest_rc=$?
-    set -e
 else
     guest+=(--guestfwd "18515:$hport" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts 10.0.2.100")
     ours+=(-p "$hport" --timeout "$timeout")
-    "${ours[@]}" >"$art/rocenic.out" 2>&1 &
-    opid=$!
-    sleep 0.5
-    set +e
-    if kill -0 $opid 2>/dev/null; then
-        "${guest[@]}" >"$art/guest.out" 2>&1 &
-        gpid=$!
-        # Whichever ends first: a failed server ends the guest, a failed guest the server.
-        while kill -0 $opid 2>/dev/null && kill -0 $gpid 2>/dev/null; do sleep 0.2; done
-        if ! kill -0 $opid 2>/dev/null; then
-            wait $opid
-            ours_rc=$?
-            [ $ours_rc != 0 ] && { sleep 2; stop_guest $gpid; }
-            wait $gpid
-            guest_rc=$?
-        else
-            wait $gpid
-            guest_rc=$?
-            [ $guest_rc != 0 ] && { sleep 2; kill $opid 2>/dev/null; }
-            wait $opid
-            ours_rc=$?
-        fi
-    else
-        wait $opid
-        ours_rc=$?
-        guest_rc=-1
-        : >"$art/guest.out"
-    fi
-    set -e
 fi
-if [ $ours_rc != 0 ] || [ $guest_rc != 0 ]; then
-    if grep -qiE "address already in use|could not set up host forwarding|Failed to bind" \
-            "$art/rocenic.out" "$art/guest.out" 2>/dev/null && [ $attempt -lt 3 ]; then
-        echo "pingpong.sh: a port was taken by another process; again with new ports"
-        continue
-    fi
-fi
+run_pair "$mode"
+port_taken $attempt && continue
 break
 done
 secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
 
-sed 's/^/  rxe:     /' "$art/guest.out"
-sed 's/^/  rocenic: /' "$art/rocenic.out"
-if [ $ours_rc = 0 ] && [ $guest_rc = 0 ]; then
-    echo "pingpong.sh: PASS $name in $secs s"
-    if [ $keep = 0 ]; then rm -rf "$art"; else echo "pingpong.sh: artifacts in $art"; fi
-    exit 0
-fi
-echo "pingpong.sh: FAIL $name in $secs s: rocenic exit $ours_rc, guest exit $guest_rc" >&2
-echo "pingpong.sh: artifacts (wire.pcap, guest-console.log, rocenic.out, guest.out) in $art" >&2
-exit 1
+show_outputs
+pass=0
+[ $ours_rc = 0 ] && [ $guest_rc = 0 ] && pass=1
+finish $pass

@@ -290,6 +290,36 @@ fn send_bw_rxe_client_5000_bytes_pmtu_4096() {
     ]);
 }
 
+/// PMTU 2048, the one size left between 1024 and 4096: rxe segments, we reassemble.
+#[test]
+fn write_bw_rxe_client_10000_bytes_pmtu_2048() {
+    perftest(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "10000",
+        "-n",
+        "20",
+        "-m",
+        "2048",
+    ]);
+}
+
+/// PMTU 2048 the other way: rxe answers our READs in 2048-byte responses.
+#[test]
+fn read_bw_rxe_server_10000_bytes_pmtu_2048() {
+    perftest(&[
+        "read",
+        "--rxe-server",
+        "-s",
+        "10000",
+        "-n",
+        "20",
+        "-m",
+        "2048",
+    ]);
+}
+
 #[test]
 fn atomic_bw_fetch_and_add_rxe_server() {
     perftest(&[

@@ -46,22 +46,19 @@ pub mod proto;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, TcpListener};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use rocenic_model::NicConfig;
 use rocenic_sim::UdpWireStats;
 
 use crate::cli::pingpong::handshake::{
     accept_one, connect_retrying, read_opening_answer, write_all, Attempt, Dest,
 };
 use crate::cli::pingpong::{peer_ipv4, random_psn, Prebound};
-use crate::cli::setup::{connect, parse_backend, BackendKind, ConnInfo, ConnParams};
+use crate::cli::setup::{connect, ConnInfo, ConnParams};
 use crate::cli::wire::{
-    fmt_gid, fmt_mac, gid_of_ipv4, open_wire, parse_ipv4, parse_mac, WireFaultArgs, WireSpec,
-    WiredNic,
+    close_session, fmt_gid, fmt_mac, gid_of_ipv4, WireLinkArgs, WireSpec, WiredNic,
 };
 use crate::verbs::{
     access, qp_attr, send_flags, AtomicWr, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr,
@@ -161,32 +158,14 @@ pub struct PerftestArgs {
     /// Work requests in flight at most.
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     pub tx_depth: u32,
-    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
-    #[arg(long, default_value = "model")]
-    pub backend: String,
-    /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
-    #[arg(long)]
-    pub wire: WireSpec,
-    /// Our port's MAC address.
-    #[arg(long, value_parser = parse_mac)]
-    pub mac: [u8; 6],
-    /// Our port's IPv4 address (our GID is ::ffff:IP).
-    #[arg(long, value_parser = parse_ipv4)]
-    pub ip: [u8; 4],
-    /// The peer's MAC address; without it, it is resolved by ARP.
-    #[arg(long, value_parser = parse_mac)]
-    pub peer_mac: Option<[u8; 6]>,
-    /// Write every frame on the wire (both directions) to this pcap file.
-    #[arg(long)]
-    pub pcap: Option<PathBuf>,
+    /// The wire and our port on it.
+    #[command(flatten)]
+    pub link: WireLinkArgs,
     /// Bound on every wait, seconds: connecting (with retries), accepting, each
     /// handshake step (a server waits this long for the client's traffic to end), ARP,
     /// and the time between two completions.
     #[arg(long, default_value_t = 60.0)]
     pub timeout: f64,
-    /// Seeded faults on our side of the wire, both directions.
-    #[command(flatten)]
-    pub faults: WireFaultArgs,
     /// Negative test, client of write or read: one operation that breaks the rules, with
     /// a wrong rkey (`rkey`) or just past the end of the server's buffer (`bounds`). It
     /// must complete with REM_ACCESS_ERR (the server NAKs it); the handshake is still
@@ -229,14 +208,8 @@ impl PerftestArgs {
             gid_index: None,
             cpu_freq: false,
             tx_depth: 128,
-            backend: "model".into(),
-            wire,
-            mac,
-            ip,
-            peer_mac: None,
-            pcap: None,
+            link: WireLinkArgs::new(wire, mac, ip),
             timeout: 60.0,
-            faults: WireFaultArgs::default(),
             violate: None,
             advertise_bad: None,
         }
@@ -340,16 +313,7 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PerftestReport> {
-    let kind = parse_backend(&args.backend)?;
-    if kind == BackendKind::Rtl {
-        crate::backend::rtl::require_datapath()?;
-    }
-    let BackendKind::Model = kind else {
-        bail!(
-            "--backend {}: perftest runs on the model backend only so far",
-            args.backend
-        );
-    };
+    args.link.check_backend("perftest")?;
     let plan = plan(args)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let listener = match (&args.server, pre.listener) {
@@ -360,16 +324,10 @@ pub fn run_with(
                 .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?,
         ),
     };
-    let mut wire = open_wire(args.wire, args.mac, args.ip, pre.udp, args.pcap.as_deref())?;
-    args.faults.apply(&mut wire)?;
-    let (nic, mut ctx) = WiredNic::open(NicConfig::default(), wire)?;
+    let (nic, mut ctx) = args.link.open_nic(pre.udp)?;
     let result = session(args, &plan, timeout, &nic, &mut ctx, listener, out);
-    let closed = ctx.close().context("closing the device");
-    let captured = nic.close_capture();
-    let mut report = result?;
-    closed?;
-    captured?;
-    report.wire = nic.stats();
+    let (mut report, wire) = close_session(&nic, ctx, result)?;
+    report.wire = wire;
     Ok(report)
 }
 
@@ -561,7 +519,7 @@ fn session(
         psn: random_psn(),
         rkey: side.mr.rkey,
         vaddr: side.mr.addr,
-        gid: gid_of_ipv4(args.ip),
+        gid: gid_of_ipv4(args.link.ip),
         srqn: 0,
     };
     // A negative test's server shows the client a key or an address it must not use.
@@ -627,7 +585,7 @@ fn session(
         gid: remote.gid,
     };
     let peer_ip = peer_ipv4(&peer_dest)?;
-    let peer_mac = match args.peer_mac {
+    let peer_mac = match args.link.peer_mac {
         Some(m) => m,
         None => nic.resolve(peer_ip, timeout)?,
     };
@@ -646,8 +604,8 @@ fn session(
         &ConnInfo {
             qpn: me.qpn,
             psn: me.psn,
-            mac: args.mac,
-            ip: args.ip,
+            mac: args.link.mac,
+            ip: args.link.ip,
         },
         &ConnInfo {
             qpn: remote.qpn,
@@ -1442,7 +1400,7 @@ mod tests {
                 "cannot be changed for Atomic",
             ),
             (|a| a.timeout = -1.0, "--timeout"),
-            (|a| a.backend = "fpga".into(), "unknown backend"),
+            (|a| a.link.backend = "fpga".into(), "unknown backend"),
         ];
         for (change, want) in cases {
             let mut a = base.clone();
@@ -1501,18 +1459,18 @@ mod tests {
         sa.mtu = Some(1024);
         sa.port = port;
         sa.timeout = 20.0;
-        sa.peer_mac = Some(mac_b);
+        sa.link.peer_mac = Some(mac_b);
         let mut ca = sa.clone();
         ca.server = Some("127.0.0.1".into());
-        ca.wire = WireSpec::Udp {
+        ca.link.wire = WireSpec::Udp {
             local: pb,
             peer: pa,
         };
-        ca.mac = mac_b;
-        ca.ip = [10, 0, 0, 2];
-        ca.peer_mac = Some(mac_a);
-        ca.faults.loss = loss;
-        ca.faults.seed = 9;
+        ca.link.mac = mac_b;
+        ca.link.ip = [10, 0, 0, 2];
+        ca.link.peer_mac = Some(mac_a);
+        ca.link.faults.loss = loss;
+        ca.link.faults.seed = 9;
         ca.violate = violate;
         sa.advertise_bad = advertise_bad;
         let server = std::thread::spawn(move || {

@@ -45,18 +45,15 @@ pub mod handshake;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
 use std::net::{Ipv4Addr, TcpListener, UdpSocket};
-use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use rocenic_model::NicConfig;
 use rocenic_sim::UdpWireStats;
 
-use crate::cli::setup::{connect, parse_backend, BackendKind, ConnInfo, ConnParams};
+use crate::cli::setup::{connect, ConnInfo, ConnParams};
 use crate::cli::wire::{
-    fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, open_wire, parse_ipv4, parse_mac, WireFaultArgs,
-    WireSpec, WiredNic,
+    close_session, fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, WireLinkArgs, WireSpec, WiredNic,
 };
 use crate::verbs::{
     access, qp_attr, send_flags, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr, QpCap,
@@ -108,31 +105,13 @@ pub struct PingpongArgs {
     /// first byte of every 4 KiB page is 0; a rocenic client always sends that).
     #[arg(short = 'c', long = "chk")]
     pub chk: bool,
-    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
-    #[arg(long, default_value = "model")]
-    pub backend: String,
-    /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
-    #[arg(long)]
-    pub wire: WireSpec,
-    /// Our port's MAC address.
-    #[arg(long, value_parser = parse_mac)]
-    pub mac: [u8; 6],
-    /// Our port's IPv4 address (our GID is ::ffff:IP).
-    #[arg(long, value_parser = parse_ipv4)]
-    pub ip: [u8; 4],
-    /// The peer's MAC address; without it, it is resolved by ARP.
-    #[arg(long, value_parser = parse_mac)]
-    pub peer_mac: Option<[u8; 6]>,
-    /// Write every frame on the wire (both directions) to this pcap file.
-    #[arg(long)]
-    pub pcap: Option<PathBuf>,
+    /// The wire and our port on it.
+    #[command(flatten)]
+    pub link: WireLinkArgs,
     /// Bound on every wait, seconds: connecting (with retries), accepting, each handshake
     /// read, ARP resolution, and the time between two completions.
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
-    /// Seeded faults on our side of the wire, both directions.
-    #[command(flatten)]
-    pub faults: WireFaultArgs,
 }
 
 impl PingpongArgs {
@@ -147,14 +126,8 @@ impl PingpongArgs {
             iters: 1000,
             gid_idx: None,
             chk: false,
-            backend: "model".into(),
-            wire,
-            mac,
-            ip,
-            peer_mac: None,
-            pcap: None,
+            link: WireLinkArgs::new(wire, mac, ip),
             timeout: 30.0,
-            faults: WireFaultArgs::default(),
         }
     }
 }
@@ -209,16 +182,7 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PingpongReport> {
-    let kind = parse_backend(&args.backend)?;
-    if kind == BackendKind::Rtl {
-        crate::backend::rtl::require_datapath()?;
-    }
-    let BackendKind::Model = kind else {
-        bail!(
-            "--backend {}: pingpong runs on the model backend only so far",
-            args.backend
-        );
-    };
+    args.link.check_backend("pingpong")?;
     let mtu = Mtu::from_bytes(args.mtu).ok_or_else(|| {
         anyhow::anyhow!(
             "-m {}: the path MTU must be 256, 512, 1024, 2048 or 4096",
@@ -238,7 +202,7 @@ pub fn run_with(
         bail!(
             "-g {g}: GID index {g} does not exist; this port has one GID, index 0 = {} \
              (RoCE v2 over IPv4)",
-            fmt_gid(gid_of_ipv4(args.ip))
+            fmt_gid(gid_of_ipv4(args.link.ip))
         );
     }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
@@ -257,16 +221,10 @@ pub fn run_with(
                 .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?,
         ),
     };
-    let mut wire = open_wire(args.wire, args.mac, args.ip, pre.udp, args.pcap.as_deref())?;
-    args.faults.apply(&mut wire)?;
-    let (nic, mut ctx) = WiredNic::open(NicConfig::default(), wire)?;
+    let (nic, mut ctx) = args.link.open_nic(pre.udp)?;
     let result = session(args, mtu, timeout, &nic, &mut ctx, listener, out);
-    let closed = ctx.close().context("closing the device");
-    let captured = nic.close_capture();
-    let mut report = result?;
-    closed?;
-    captured?;
-    report.wire = nic.stats();
+    let (mut report, wire) = close_session(&nic, ctx, result)?;
+    report.wire = wire;
     Ok(report)
 }
 
@@ -443,7 +401,7 @@ fn connect_qp(
     remote: &Dest,
 ) -> anyhow::Result<[u8; 6]> {
     let peer_ip = peer_ipv4(remote)?;
-    let peer_mac = match args.peer_mac {
+    let peer_mac = match args.link.peer_mac {
         Some(m) => m,
         None => nic.resolve(peer_ip, timeout)?,
     };
@@ -459,8 +417,8 @@ fn connect_qp(
     let local = ConnInfo {
         qpn: me.qpn,
         psn: me.psn,
-        mac: args.mac,
-        ip: args.ip,
+        mac: args.link.mac,
+        ip: args.link.ip,
     };
     let peer = ConnInfo {
         qpn: remote.qpn,
@@ -517,7 +475,7 @@ fn session(
         lid: 0,
         qpn: side.qp.qp_num,
         psn: random_psn(),
-        gid: gid_of_ipv4(args.ip),
+        gid: gid_of_ipv4(args.link.ip),
     };
     print_dest(out, "local address: ", &me)?;
     out.flush()?;
@@ -784,14 +742,14 @@ mod tests {
         );
         assert_eq!((a.gid_idx, a.chk, a.timeout), (Some(0), true, 5.0));
         assert_eq!(
-            a.wire,
+            a.link.wire,
             WireSpec::Udp {
                 local: 9000,
                 peer: 9001
             }
         );
-        assert_eq!((a.mac, a.ip), ([2, 0, 0, 0, 0, 2], [10, 0, 2, 2]));
-        assert_eq!(a.peer_mac, Some([0x52, 0x54, 0, 0x12, 0x34, 0x56]));
+        assert_eq!((a.link.mac, a.link.ip), ([2, 0, 0, 0, 0, 2], [10, 0, 2, 2]));
+        assert_eq!(a.link.peer_mac, Some([0x52, 0x54, 0, 0x12, 0x34, 0x56]));
         // The long names too, and the defaults of the original.
         let cli = Cli::try_parse_from([
             "rocenic",
@@ -867,7 +825,7 @@ mod tests {
             (|a| a.rx_depth = 0, "at least one receive"),
             (|a| a.gid_idx = Some(1), "GID index 1 does not exist"),
             (|a| a.timeout = 0.0, "--timeout"),
-            (|a| a.backend = "fpga".into(), "unknown backend"),
+            (|a| a.link.backend = "fpga".into(), "unknown backend"),
         ];
         for (change, want) in cases {
             let mut a = base.clone();

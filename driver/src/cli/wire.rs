@@ -125,6 +125,87 @@ pub fn cycles_of(d: Duration) -> u64 {
 /// Default longest hold of a frame `--reorder` holds back, microseconds of wall-clock time.
 pub const DEFAULT_REORDER_DELAY_US: u64 = 2000;
 
+/// The options that put our NIC on a real wire, shared by `pingpong` and `perftest`:
+/// `--backend`, `--wire`, `--mac`, `--ip`, `--peer-mac`, `--pcap` and the faults.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct WireLinkArgs {
+    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
+    #[arg(long, default_value = "model")]
+    pub backend: String,
+    /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
+    #[arg(long)]
+    pub wire: WireSpec,
+    /// Our port's MAC address.
+    #[arg(long, value_parser = parse_mac)]
+    pub mac: [u8; 6],
+    /// Our port's IPv4 address (our GID is ::ffff:IP).
+    #[arg(long, value_parser = parse_ipv4)]
+    pub ip: [u8; 4],
+    /// The peer's MAC address; without it, it is resolved by ARP.
+    #[arg(long, value_parser = parse_mac)]
+    pub peer_mac: Option<[u8; 6]>,
+    /// Write every frame on the wire (both directions) to this pcap file.
+    #[arg(long)]
+    pub pcap: Option<std::path::PathBuf>,
+    /// Seeded faults on our side of the wire, both directions.
+    #[command(flatten)]
+    pub faults: WireFaultArgs,
+}
+
+impl WireLinkArgs {
+    /// The defaults (model backend, peer MAC by ARP, no pcap, no faults).
+    pub fn new(wire: WireSpec, mac: [u8; 6], ip: [u8; 4]) -> Self {
+        WireLinkArgs {
+            backend: "model".into(),
+            wire,
+            mac,
+            ip,
+            peer_mac: None,
+            pcap: None,
+            faults: WireFaultArgs::default(),
+        }
+    }
+
+    /// Refuses a backend the wired tools cannot run on (`tool` names the command).
+    pub fn check_backend(&self, tool: &str) -> anyhow::Result<()> {
+        let kind = crate::cli::setup::parse_backend(&self.backend)?;
+        if kind == crate::cli::setup::BackendKind::Rtl {
+            crate::backend::rtl::require_datapath()?;
+        }
+        if kind != crate::cli::setup::BackendKind::Model {
+            bail!(
+                "--backend {}: {tool} runs on the model backend only so far",
+                self.backend
+            );
+        }
+        Ok(())
+    }
+
+    /// Opens the wire (on `udp` when the caller bound the socket), its faults and pcap,
+    /// and a NIC on it.
+    pub fn open_nic(&self, udp: Option<UdpSocket>) -> anyhow::Result<(WiredNic, Context)> {
+        let mut wire = open_wire(self.wire, self.mac, self.ip, udp, self.pcap.as_deref())?;
+        self.faults.apply(&mut wire)?;
+        WiredNic::open(NicConfig::default(), wire)
+    }
+}
+
+/// Ends a wired session: closes the device and the capture, and returns the session's
+/// result (its error first, then the device's, then the capture's) with the wire's
+/// statistics.
+pub fn close_session<R>(
+    nic: &WiredNic,
+    ctx: Context,
+    result: anyhow::Result<R>,
+) -> anyhow::Result<(R, UdpWireStats)> {
+    let closed = ctx.close().context("closing the device");
+    let captured = nic.close_capture();
+    let r = result?;
+    closed?;
+    captured?;
+    Ok((r, nic.stats()))
+}
+
 /// Seeded faults on our side of a UDP wire, both directions (see
 /// `rocenic_sim::udp_wire`'s "Faults"): `--loss`, `--dup`, `--reorder`, `--seed`.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
