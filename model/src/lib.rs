@@ -25,8 +25,6 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
-/// The responder's per-packet decision, for the RTL's `RespCheck` and `Responder` benches.
-pub use responder::{classify, Decision, Dup, Exec, ExecKind, Progress, ReqFields, RespCtx};
 /// Frame building and the requester's segmentation rule, for the RTL's benches.
 pub use packet::{build as build_frame, Addr, Hdr};
 pub use requester::{packets, request_packet, RequestPacket};
@@ -35,5 +33,7 @@ pub use requester::{packets, request_packet, RequestPacket};
 pub use responder::{
     atomic_result, read_response_packets, ReadRespPacket, NO_CREDIT, REPLAY_DEPTH,
 };
+/// The responder's per-packet decision, for the RTL's `RespCheck` and `Responder` benches.
+pub use responder::{classify, Decision, Dup, Exec, ExecKind, Progress, ReqFields, RespCtx};
 /// The MR table and its protection rule, for the RTL's benches to hold their blocks to.
 pub use tables::{Mr, ProtError, Tables};
