@@ -1319,9 +1319,10 @@ pub fn engine_verilog() -> &'static str {
 
 /// The engine top (`rocenic_hdl::Design::Engine`, module `top`) as a Verilated library
 /// that can write a `trace` in that format. Without a format it is built with VCD tracing
-/// compiled in all the same: a model writes a trace only once one is opened, so untraced
-/// runs cost little more, and the demo, the tests and `--trace FILE.vcd` share one build
-/// (an engine build is the slowest step of a cold run); only FST needs a build of its own.
+/// compiled in all the same: a model writes a trace only once one is opened, so the demo,
+/// the tests and `--trace FILE.vcd` share one build (an engine build is the slowest step
+/// of a cold run); only FST needs a build of its own. The per-cycle cost of the idle,
+/// compiled-in trace code has not been measured.
 /// The build is cached by content under the Verilator cache directory
 /// ([`crate::rtl::default_cache_dir`]), and the loaded library is kept per process and
 /// trace format, so later calls cost nothing. Fails with [`RtlError::ToolMissing`] (which
