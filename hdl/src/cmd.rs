@@ -188,8 +188,8 @@ impl Logic for CmdArgs {
     }
 }
 
-crate::unpack_fields!(PdUnpack, pd_layout; present: 1, refs: 11);
-crate::unpack_fields!(CqUnpack, cq_layout; present: 1, refs: 10);
+crate::unpack_fields!(PdUnpack, pd_layout; present: 1, refs: 25);
+crate::unpack_fields!(CqUnpack, cq_layout; present: 1, refs: 14);
 crate::unpack_fields!(CqPresent, cq_layout; present: 1);
 crate::unpack_fields!(MrUnpack, mr_layout; present: 1, pdn: 8);
 crate::unpack_fields!(QpcUnpack, qpc_layout; present: 1, pdn: 8, send_cqn: 8, recv_cqn: 8);
@@ -402,8 +402,8 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     zero5: Constant<Bits<5>>,
     zero6: Constant<Bits<6>>,
     zero8: Constant<Bits<8>>,
-    zero10: Constant<Bits<10>>,
-    zero11: Constant<Bits<11>>,
+    zero_cq_refs: Constant<Bits<14>>,
+    zero_pd_refs: Constant<Bits<25>>,
     zero24: Constant<Bits<24>>,
     zero28: Constant<Bits<28>>,
     zero29: Constant<Bits<29>>,
@@ -705,8 +705,8 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             zero5: Constant::new(0.into()),
             zero6: Constant::new(0.into()),
             zero8: Constant::new(0.into()),
-            zero10: Constant::new(0.into()),
-            zero11: Constant::new(0.into()),
+            zero_cq_refs: Constant::new(0.into()),
+            zero_pd_refs: Constant::new(0.into()),
             zero24: Constant::new(0.into()),
             zero28: Constant::new(0.into()),
             zero29: Constant::new(0.into()),
@@ -1101,7 +1101,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         }
         if self.is_dpd.val() {
             self.st.next = self.st_ok.val();
-            if self.pd_u.refs.val() != self.zero11.val() {
+            if self.pd_u.refs.val() != self.zero_pd_refs.val() {
                 self.st.next = self.st_in_use.val();
             }
             if !self.pd_u.present.val().any() {
@@ -1127,7 +1127,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         }
         if self.is_dcq.val() {
             self.st.next = self.st_ok.val();
-            if self.cqa_u.refs.val() != self.zero10.val() {
+            if self.cqa_u.refs.val() != self.zero_cq_refs.val() {
                 self.st.next = self.st_in_use.val();
             }
             if !self.cqa_u.present.val().any() {
@@ -1221,7 +1221,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
 
         // ---- new entries ----
         self.cq_new.present.next = self.one1.val();
-        self.cq_new.refs.next = self.zero10.val();
+        self.cq_new.refs.next = self.zero_cq_refs.val();
         self.cq_new.log_size.next = self.a.w1.val().get_bits::<4>(0);
         self.cq_new.ring.next = self.a.d23.val().get_bits::<58>(6);
         self.mr_new.present.next = self.one1.val();

@@ -6,8 +6,8 @@
 //!
 //! | table | entries | bits | fields |
 //! |---|---|---|---|
-//! | PD `pd` | 256 | 12 | `present` 1, `refs` 11 (MRs + QPs in it: up to 1024 + 256) |
-//! | CQ `cq` | 256 | 73 | `present` 1, `refs` 10 (QPs using it, twice if for both queues), `log_size` 4, `ring` 58 (IOVA bits 63:6; rings are 64-byte aligned) |
+//! | PD `pd` | 256 | 26 | `present` 1, `refs` 25 (MRs + QPs in it: up to 2^24 + 2^12, the largest configuration `CmdEngine` accepts) |
+//! | CQ `cq` | 256 | 77 | `present` 1, `refs` 14 (QPs using it, twice if for both queues: up to 2 x 2^12), `log_size` 4, `ring` 58 (IOVA bits 63:6; rings are 64-byte aligned) |
 //! | MR `mr` | 2^MA | 214 | `present` 1, `valid` 1 (cleared by SEND_WITH_INV), `tag` 8 (key = index << 8 \| tag), `pdn` 8, `access` 4, `va` 64, `iova` 64, `length` 64 |
 //! | QP create-time `qpc` | 2^QA | 149 | `present` 1, `pdn` 8, `send_cqn` 8, `recv_cqn` 8, `sq_log` 4, `sq_ring` 58, `rq_log` 4, `rq_ring` 58 |
 //! | QP attributes `qpa` | 2^QA | 156 | `state` 3, `pmtu` 3 (ibv_mtu code, 0 = unset), `dest_qpn` 24, `dest_mac` 48 (`MAC_HI << 32 \| MAC_LO`), `dest_ip` 32, `udp_sport` 16, `access` 4, `timeout` 5, `retry_cnt` 3, `rnr_retry` 3, `min_rnr_timer` 5, `max_rd_atomic` 5, `max_dest_rd_atomic` 5 |
@@ -25,7 +25,7 @@
 //! the completion engine's own table.
 //!
 //! At 256 QPs / 1024 MRs that is 256 x (149 + 156 + 174 + 113) bits of QP state, 1024 x
-//! 214 of MR, 256 x 73 of CQ and 256 x 12 of PD: about 17 BRAM36 as yosys packs them
+//! 214 of MR, 256 x 77 of CQ and 256 x 26 of PD: about 17 BRAM36 as yosys packs them
 //! (see docs/hdl.md for the synthesised figures).
 //!
 //! # `CtxTable`
@@ -40,11 +40,11 @@ use crate::prelude::*;
 
 crate::packed_layout!(
     /// A protection domain.
-    pd_layout, PdPack; present: 1, refs: 11
+    pd_layout, PdPack; present: 1, refs: 25
 );
 crate::packed_layout!(
     /// A completion queue (the command engine's view).
-    cq_layout, CqPack; present: 1, refs: 10, log_size: 4, ring: 58
+    cq_layout, CqPack; present: 1, refs: 14, log_size: 4, ring: 58
 );
 crate::packed_layout!(
     /// A memory region.

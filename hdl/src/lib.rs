@@ -142,6 +142,67 @@ pub const QP_LOG: usize = 8;
 /// log2 of the MR entries of the generated designs (`--mrs`, 1024).
 pub const MR_LOG: usize = 10;
 
+/// log2 of the QP contexts of the large engine configuration (1024).
+pub const LARGE_QP_LOG: usize = 10;
+/// log2 of the MR entries of the large engine configuration (16384).
+pub const LARGE_MR_LOG: usize = 14;
+
+/// A build-time size of the engine top. Every benched design is generated at the default
+/// size; the large one exists so that the utilization of a bigger build is measured too
+/// (`rocenic-hdl --config large --synth`, docs/hdl.md "Utilization by configuration").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineConfig {
+    /// 256 QPs, 1024 MRs ([`QP_LOG`], [`MR_LOG`]): what the model's `NicConfig::default`
+    /// and the driver's tests assume.
+    Default,
+    /// 1024 QPs, 16384 MRs ([`LARGE_QP_LOG`], [`LARGE_MR_LOG`]).
+    Large,
+}
+
+impl EngineConfig {
+    /// Every configuration, the default first.
+    pub const ALL: [EngineConfig; 2] = [EngineConfig::Default, EngineConfig::Large];
+
+    /// The name the generator's `--config` option takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineConfig::Default => "default",
+            EngineConfig::Large => "large",
+        }
+    }
+
+    /// The configuration of that name.
+    pub fn from_name(name: &str) -> Option<EngineConfig> {
+        EngineConfig::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// log2 of its QP contexts.
+    pub fn qp_log(self) -> usize {
+        match self {
+            EngineConfig::Default => QP_LOG,
+            EngineConfig::Large => LARGE_QP_LOG,
+        }
+    }
+
+    /// log2 of its MR entries.
+    pub fn mr_log(self) -> usize {
+        match self {
+            EngineConfig::Default => MR_LOG,
+            EngineConfig::Large => LARGE_MR_LOG,
+        }
+    }
+
+    /// The engine top's Verilog at this size (module `top`).
+    pub fn engine_verilog(self) -> String {
+        match self {
+            EngineConfig::Default => Design::Engine.verilog(),
+            EngineConfig::Large => {
+                generate_verilog(&mut engine::Engine::<LARGE_QP_LOG, LARGE_MR_LOG>::new())
+            }
+        }
+    }
+}
+
 use hdr_build::HdrBuild;
 use icrc::{Icrc, IcrcMode};
 use rx_fifo::RxFifo;
