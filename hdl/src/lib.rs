@@ -59,6 +59,9 @@
 //!   MR table (the model's `Tables::translate`).
 //! - [`resp_check::RespCheck`]: the responder's decision on a request packet (PSN,
 //!   duplicate, opcode sequence, access, payload length, RNR), the model's `classify`.
+//! - [`req_rx_check::ReqRxCheck`]: the requester's decision on a response (ACK, NAK, RNR
+//!   NAK, READ response, atomic ACK) from a walk over the QP's outstanding ops, one per
+//!   cycle; the model's `on_response`.
 //! - [`responder::Responder`]: the responder's sequencer (contexts, MR checks, RQ WQE
 //!   fetch, payload DMA writes, CQEs, ACK/NAK records, READ/atomic jobs).
 //! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
@@ -118,6 +121,7 @@ pub mod mr_check;
 pub mod qp_timers;
 pub mod read_resp;
 pub mod regfile;
+pub mod req_rx_check;
 pub mod resp_check;
 pub mod responder;
 pub mod rx_fifo;
@@ -245,6 +249,9 @@ pub enum Design {
     RegFile,
     /// The responder's per-packet decision ([`resp_check::RespCheck`]), combinational.
     RespCheck,
+    /// The requester's decision on a response ([`req_rx_check::ReqRxCheck`]), a walk over
+    /// the QP's outstanding ops.
+    ReqRxCheck,
     /// The responder's sequencer ([`responder::Responder`], 256 QPs).
     Responder,
     /// The requester's segmentation engine ([`segmenter::Segmenter`]): send WQEs to request
@@ -260,7 +267,7 @@ pub enum Design {
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 20] = [
+    pub const ALL: [Design; 21] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -276,6 +283,7 @@ impl Design {
         Design::Control,
         Design::RegFile,
         Design::RespCheck,
+        Design::ReqRxCheck,
         Design::Responder,
         Design::Segmenter,
         Design::WqeFetch,
@@ -301,6 +309,7 @@ impl Design {
             Design::Control => "control",
             Design::RegFile => "regfile",
             Design::RespCheck => "resp-check",
+            Design::ReqRxCheck => "req-rx-check",
             Design::Responder => "responder",
             Design::Segmenter => "segmenter",
             Design::WqeFetch => "wqe-fetch",
@@ -348,6 +357,7 @@ impl Design {
                 regfile::CtrlParams::new(QP_LOG, MR_LOG),
             )),
             Design::RespCheck => generate_verilog(&mut resp_check::RespCheck::default()),
+            Design::ReqRxCheck => generate_verilog(&mut req_rx_check::ReqRxCheck::default()),
             Design::Responder => generate_verilog(&mut responder::Responder::<QP_LOG>::default()),
             Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
             Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),

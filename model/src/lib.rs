@@ -27,6 +27,11 @@ pub use config::NicConfig;
 pub use nic::Nic;
 /// Frame building and the requester's segmentation rule, for the RTL's benches.
 pub use packet::{build as build_frame, Addr, Hdr};
+/// The requester's decision on a response, for the RTL's `ReqRxCheck` bench.
+pub use qp::OpKind;
+pub use requester::{
+    on_response, AckTimer, Cursor, Deliver, OpFail, OpSummary, ReqDecision, ReqState, RespFields,
+};
 pub use requester::{packets, request_packet, RequestPacket};
 /// The responder's READ response and atomic rules, for the RTL's `ReadResp` and
 /// `AtomicUnit` benches.

@@ -485,6 +485,16 @@ impl Nic {
         let now = self.now;
         self.purge_qp_frames(qpn);
         let Some(qp) = self.qp_mut(qpn) else { return };
+        Self::rewind_cursor(qp, psn);
+        qp.req.rewound_to = Some(psn);
+        qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
+        self.timed.insert(qpn);
+        self.active.insert(qpn);
+    }
+
+    /// Moves the transmit cursor to `psn`: into the unfinished op holding it, else to the
+    /// start of the first unfinished op.
+    fn rewind_cursor(qp: &mut Qp, psn: u32) {
         let pos = qp.req.ops.iter().position(|o| {
             !o.done && psn_diff(psn, o.first_psn) >= 0 && psn_diff(psn, o.last_psn()) <= 0
         });
@@ -503,10 +513,6 @@ impl Nic {
                 qp.req.cur_pkt = 0;
             }
         }
-        qp.req.rewound_to = Some(psn);
-        qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
-        self.timed.insert(qpn);
-        self.active.insert(qpn);
     }
 
     /// Uses one transport retry; when none is left the oldest unfinished op fails with
@@ -572,72 +578,10 @@ impl Nic {
         }
     }
 
-    /// Marks send/write ops up to and including `psn` acknowledged. A READ or atomic that
-    /// the ACK passes without its response having arrived lost its response: go back to it.
-    fn acknowledge(&mut self, qpn: u32, psn: u32) {
-        let now = self.now;
-        let qp = self.qp_mut(qpn).expect("exists");
-        // Ignore ACKs for PSNs never sent or already acknowledged.
-        if psn_diff(psn, qp.req.sent_end) >= 0 || psn_diff(psn, qp.req.una_psn) < 0 {
-            return;
-        }
-        let mut lost_response = None;
-        for op in qp.req.ops.iter_mut().filter(|o| !o.done) {
-            if psn_diff(op.first_psn, psn) > 0 {
-                break;
-            }
-            match op.kind {
-                OpKind::Send | OpKind::Write => {
-                    if psn_diff(op.last_psn(), psn) <= 0 {
-                        op.done = true;
-                    } else {
-                        break;
-                    }
-                }
-                OpKind::Read | OpKind::Atomic => {
-                    if psn_diff(op.last_psn(), psn) <= 0 {
-                        lost_response = Some(psn_add(op.first_psn, op.resp_pkts));
-                    }
-                    break;
-                }
-            }
-        }
-        // The window moves up to the ACKed PSN, but never past a READ/atomic still waiting
-        // for its response: later ACKs of what follows it must still count.
-        let mut new_una = psn_add(psn, 1);
-        if let Some(o) = qp.req.ops.iter().find(|o| !o.done && o.is_read_like()) {
-            let waiting = psn_add(o.first_psn, o.resp_pkts);
-            if psn_diff(waiting, new_una) < 0 {
-                new_una = waiting;
-            }
-        }
-        let progressed = psn_diff(new_una, qp.req.una_psn) > 0;
-        if progressed {
-            qp.req.una_psn = new_una;
-            qp.req.retry_left = qp.attrs.retry_cnt;
-            qp.req.rnr_left = qp.attrs.rnr_retry;
-            qp.req.rewound_to = None;
-            qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
-            self.timed.insert(qpn);
-        }
-        if let Some(p) = lost_response {
-            self.go_back(qpn, p);
-        }
-        self.active.insert(qpn);
-    }
-
-    /// Go-back-N to `psn` unless already rewound there without progress since.
-    fn go_back(&mut self, qpn: u32, psn: u32) {
-        let qp = self.qp_mut(qpn).expect("exists");
-        if qp.req.rewound_to == Some(psn) {
-            return;
-        }
-        if self.use_retry(qpn, WcStatus::RetryExcErr) {
-            self.rewind(qpn, psn);
-        }
-    }
-
-    /// Handles a response (ACK, NAK, READ response, atomic ACK) for one of our requests.
+    /// Handles a response (ACK, NAK, READ response, atomic ACK) for one of our requests:
+    /// the decision is [`on_response`]'s, from the QP's requester state and outstanding
+    /// operations; what is done here is applying it (and the DMA of a READ response's
+    /// payload or an atomic's original value).
     pub(crate) fn requester_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
         let qpn = pkt.hdr.dest_qp;
         let Some(qp) = self.qp_mut(qpn) else {
@@ -648,219 +592,117 @@ impl Nic {
             self.count(Some(qpn), Counter::UnknownQpDrops, 1);
             return;
         }
-        let psn = pkt.hdr.psn;
-        let syndrome = pkt.hdr.aeth.map(|(s, _)| Syndrome::from(s));
-        match pkt.hdr.opcode {
-            Opcode::Acknowledge => match syndrome {
-                Some(Syndrome::Ack { .. }) => self.acknowledge(qpn, psn),
-                Some(Syndrome::RnrNak { timer }) => self.rnr_nak_received(qpn, psn, timer),
-                Some(Syndrome::Nak(code)) => self.nak(qpn, psn, code, pkt.hdr.aeth.unwrap().0),
-                _ => self.count(Some(qpn), Counter::MalformedDrops, 1),
-            },
-            Opcode::RdmaReadResponseFirst
-            | Opcode::RdmaReadResponseMiddle
-            | Opcode::RdmaReadResponseLast
-            | Opcode::RdmaReadResponseOnly => self.read_response(qpn, pkt, dma),
-            Opcode::AtomicAcknowledge => self.atomic_ack(qpn, pkt, dma),
-            _ => self.count(Some(qpn), Counter::MalformedDrops, 1),
-        }
+        let state = ReqState::of(qp);
+        let ops: Vec<OpSummary> = qp.req.ops.iter().map(OpSummary::of).collect();
+        let fields = RespFields {
+            opcode: pkt.hdr.opcode,
+            psn: pkt.hdr.psn,
+            syndrome: pkt.hdr.aeth.map(|(s, _)| s),
+            has_atomic_ack: pkt.hdr.atomic_ack.is_some(),
+            payload_len: pkt.payload.len() as u32,
+        };
+        let d = on_response(&state, &ops, &fields);
+        self.apply_response(qpn, &d, pkt, dma);
         self.retire(qpn, dma);
     }
 
-    fn rnr_nak_received(&mut self, qpn: u32, psn: u32, timer: u8) {
+    /// Applies a response decision to the QP.
+    fn apply_response(
+        &mut self,
+        qpn: u32,
+        d: &ReqDecision,
+        pkt: &Parsed<'_>,
+        dma: &mut dyn DmaPort,
+    ) {
         let now = self.now;
-        self.count(Some(qpn), Counter::RnrNaksReceived, 1);
+        if let Some(c) = d.count {
+            self.count(Some(qpn), c, 1);
+        }
         let qp = self.qp_mut(qpn).expect("exists");
-        if psn_diff(psn, qp.req.una_psn) < 0 || psn_diff(psn, qp.req.sent_end) >= 0 {
-            return;
+        for op in qp.req.ops.iter_mut().take(d.ack_upto) {
+            op.done = true;
         }
-        if psn_diff(psn, qp.req.una_psn) > 0 {
-            self.acknowledge(qpn, psn_add(psn, 0xff_ffff));
+        qp.req.una_psn = d.una_psn;
+        qp.req.retry_left = d.retry_left;
+        qp.req.rnr_left = d.rnr_left;
+        qp.req.rewound_to = d.rewound_to;
+        for f in d.fails.iter().flatten() {
+            let op = &mut qp.req.ops[f.op];
+            op.error = Some((f.status, f.syndrome));
+            op.done = true;
+            qp.req.stopped = true;
         }
-        if self.use_retry(qpn, WcStatus::RnrRetryExcErr) {
-            // Restart at the NAKed PSN, or earlier at a READ/atomic whose response the
-            // acknowledgement above showed to be lost.
-            let una = self.qp_mut(qpn).expect("exists").req.una_psn;
-            self.rewind(qpn, una);
-            let qp = self.qp_mut(qpn).expect("exists");
-            qp.req.rnr_until = Some(now + (rnr_timer_ns(timer) / NS_PER_CYCLE).max(1));
-            qp.req.ack_deadline = None;
-            qp.req.rewound_to = None;
+        let timeout = ack_timeout_cycles(qp.attrs.timeout);
+        match d.timer {
+            AckTimer::Keep => {}
+            AckTimer::Arm => qp.req.ack_deadline = Some(now + timeout),
+            AckTimer::Clear => qp.req.ack_deadline = None,
+        }
+        if let Some(t) = d.rnr_wait {
+            qp.req.rnr_until = Some(now + (rnr_timer_ns(t) / NS_PER_CYCLE).max(1));
+        }
+        match d.cursor {
+            Cursor::Keep => {}
+            Cursor::Rewind(psn) => {
+                Self::rewind_cursor(qp, psn);
+                self.purge_qp_frames(qpn);
+            }
+            Cursor::Stop => {
+                qp.req.cur_op = qp.req.ops.len();
+                self.purge_qp_frames(qpn);
+            }
+        }
+        if d.timer == AckTimer::Arm || d.rnr_wait.is_some() {
             self.timed.insert(qpn);
         }
-    }
-
-    fn nak(&mut self, qpn: u32, psn: u32, code: NakCode, syndrome: u8) {
-        self.count(Some(qpn), Counter::NaksReceived, 1);
+        if d.activate {
+            self.active.insert(qpn);
+        }
+        let Some(dl) = d.deliver else { return };
         let qp = self.qp_mut(qpn).expect("exists");
-        if psn_diff(psn, qp.req.una_psn) < 0 || psn_diff(psn, qp.req.sent_end) >= 0 {
-            return;
-        }
-        // A NAK acknowledges everything before its PSN.
-        if psn_diff(psn, qp.req.una_psn) > 0 {
-            self.acknowledge(qpn, psn_add(psn, 0xff_ffff));
-        }
-        let status = match code {
-            NakCode::PsnSequenceError => {
-                // While an RNR wait runs, the packets after the RNR-NAKed one are out of
-                // sequence at the responder; its NAK says nothing new, and the RNR rewind
-                // already covers it. It must not spend a transport retry.
-                // Go back to the NAKed PSN, or earlier to a READ/atomic whose response the
-                // acknowledgement above showed to be lost (the window stops there), using
-                // one retry for both.
+        let iova = qp.req.ops[dl.op].local_iova + u64::from(dl.offset);
+        if dl.atomic {
+            let orig = pkt.hdr.atomic_ack.expect("decided on its presence");
+            let ok = dma.dma_write(now, iova, &orig.to_le_bytes()).is_ok();
+            let qp = self.qp_mut(qpn).expect("exists");
+            let op = &mut qp.req.ops[dl.op];
+            op.resp_pkts = 1;
+            op.done = true;
+            if !ok {
+                op.error = Some((WcStatus::LocAccessErr, 0));
+                qp.req.stopped = true;
+                self.count(Some(qpn), Counter::DmaFaults, 1);
+            }
+        } else {
+            if dl.len > 0 && dma.dma_write(now, iova, pkt.payload).is_err() {
+                self.count(Some(qpn), Counter::DmaFaults, 1);
                 let qp = self.qp_mut(qpn).expect("exists");
-                let (waiting, una) = (qp.req.rnr_until.is_some(), qp.req.una_psn);
-                if !waiting {
-                    self.go_back(qpn, una);
-                }
+                let op = &mut qp.req.ops[dl.op];
+                op.error = Some((WcStatus::LocAccessErr, 0));
+                op.done = true;
+                qp.req.stopped = true;
                 return;
             }
-            NakCode::InvalidRequest => WcStatus::RemInvReqErr,
-            NakCode::RemoteAccessError => WcStatus::RemAccessErr,
-            NakCode::RemoteOperationalError => WcStatus::RemOpErr,
-            NakCode::InvalidRdRequest => WcStatus::RemInvReqErr,
-            NakCode::Unknown(_) => WcStatus::RemOpErr,
-        };
-        let qp = self.qp_mut(qpn).expect("exists");
-        if let Some(op) = qp.req.ops.iter_mut().find(|o| {
-            !o.done && psn_diff(psn, o.first_psn) >= 0 && psn_diff(psn, o.last_psn()) <= 0
-        }) {
-            op.error = Some((status, syndrome));
-            op.done = true;
-            qp.req.stopped = true;
-            qp.req.cur_op = qp.req.ops.len();
-            qp.req.ack_deadline = None;
-            self.purge_qp_frames(qpn);
-        }
-    }
-
-    /// The oldest READ/atomic still waiting for its response, and the PSN it expects.
-    fn awaiting_response(qp: &Qp) -> Option<(usize, u32)> {
-        qp.req
-            .ops
-            .iter()
-            .position(|o| !o.done && o.is_read_like())
-            .map(|i| {
-                let o = &qp.req.ops[i];
-                (i, psn_add(o.first_psn, o.resp_pkts))
-            })
-    }
-
-    /// Checks a response's PSN against the one expected; out-of-order responses trigger
-    /// go-back-N, duplicates are dropped. Returns the op index when the PSN is the expected one.
-    fn expect_response(&mut self, qpn: u32, psn: u32, kind: OpKind) -> Option<usize> {
-        let qp = self.qp_mut(qpn).expect("exists");
-        let Some((i, expected)) = Self::awaiting_response(qp) else {
-            self.count(Some(qpn), Counter::Duplicates, 1);
-            return None;
-        };
-        let d = psn_diff(psn, expected);
-        if d < 0 {
-            self.count(Some(qpn), Counter::Duplicates, 1);
-            return None;
-        }
-        if d > 0 || qp.req.ops[i].kind != kind {
-            if psn_diff(psn, qp.req.sent_end) < 0 {
-                self.go_back(qpn, expected);
-            }
-            return None;
-        }
-        // Everything before this op is acknowledged by its response.
-        if psn_diff(psn, qp.req.una_psn) > 0 {
-            let first = qp.req.ops[i].first_psn;
-            if psn_diff(first, qp.req.una_psn) > 0 {
-                self.acknowledge(qpn, psn_add(first, 0xff_ffff));
-            }
-        }
-        Some(i)
-    }
-
-    fn read_response(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
-        let now = self.now;
-        let psn = pkt.hdr.psn;
-        let Some(i) = self.expect_response(qpn, psn, OpKind::Read) else {
-            return;
-        };
-        let qp = self.qp_mut(qpn).expect("exists");
-        let op = &qp.req.ops[i];
-        let (n, k) = (op.npsn, op.resp_pkts);
-        // A READ reissued from response k is a new request whose responses start with
-        // FIRST/ONLY, while delayed responses of the original request still say
-        // MIDDLE/LAST for the same PSN and bytes. Both are right: the PSN places the data,
-        // so only the end of the message and the length are checked.
-        let last = k + 1 == n;
-        let shape_ok = match pkt.hdr.opcode {
-            Opcode::RdmaReadResponseFirst | Opcode::RdmaReadResponseMiddle => !last,
-            Opcode::RdmaReadResponseLast => last && k > 0,
-            Opcode::RdmaReadResponseOnly => last,
-            _ => false,
-        };
-        let off = k * op.pmtu;
-        let want_len = op.pmtu.min(op.len - off) as usize;
-        if !shape_ok || pkt.payload.len() != want_len {
-            let op = &mut qp.req.ops[i];
-            op.error = Some((WcStatus::BadRespErr, 0));
-            op.done = true;
-            qp.req.stopped = true;
-            qp.req.cur_op = qp.req.ops.len();
-            self.purge_qp_frames(qpn);
-            return;
-        }
-        let iova = op.local_iova + off as u64;
-        if !pkt.payload.is_empty() && dma.dma_write(now, iova, pkt.payload).is_err() {
-            self.count(Some(qpn), Counter::DmaFaults, 1);
             let qp = self.qp_mut(qpn).expect("exists");
-            let op = &mut qp.req.ops[i];
-            op.error = Some((WcStatus::LocAccessErr, 0));
-            op.done = true;
-            qp.req.stopped = true;
-            return;
+            let op = &mut qp.req.ops[dl.op];
+            op.resp_pkts += 1;
+            op.done = op.resp_pkts == op.npsn;
         }
-        let qp = self.qp_mut(qpn).expect("exists");
-        let op = &mut qp.req.ops[i];
-        op.resp_pkts += 1;
-        op.done = op.resp_pkts == op.npsn;
-        self.progress(qpn, psn);
+        self.progress(qpn, dl.una);
     }
 
-    /// A response for `psn` arrived in order: the window advances and retries reset.
-    fn progress(&mut self, qpn: u32, psn: u32) {
+    /// A response arrived in order and was delivered: the window moves to `una` and
+    /// retries reset.
+    fn progress(&mut self, qpn: u32, una: u32) {
         let now = self.now;
         let qp = self.qp_mut(qpn).expect("exists");
-        if psn_diff(psn_add(psn, 1), qp.req.una_psn) > 0 {
-            qp.req.una_psn = psn_add(psn, 1);
-        }
+        qp.req.una_psn = una;
         qp.req.retry_left = qp.attrs.retry_cnt;
         qp.req.rnr_left = qp.attrs.rnr_retry;
         qp.req.rewound_to = None;
         qp.req.ack_deadline = Some(now + ack_timeout_cycles(qp.attrs.timeout));
         self.timed.insert(qpn);
         self.active.insert(qpn);
-    }
-
-    fn atomic_ack(&mut self, qpn: u32, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
-        let now = self.now;
-        let psn = pkt.hdr.psn;
-        let Some(orig) = pkt.hdr.atomic_ack else {
-            self.count(Some(qpn), Counter::MalformedDrops, 1);
-            return;
-        };
-        let Some(i) = self.expect_response(qpn, psn, OpKind::Atomic) else {
-            return;
-        };
-        let qp = self.qp_mut(qpn).expect("exists");
-        let iova = qp.req.ops[i].local_iova;
-        let ok = dma.dma_write(now, iova, &orig.to_le_bytes()).is_ok();
-        let qp = self.qp_mut(qpn).expect("exists");
-        let op = &mut qp.req.ops[i];
-        op.resp_pkts = 1;
-        op.done = true;
-        if !ok {
-            op.error = Some((WcStatus::LocAccessErr, 0));
-            qp.req.stopped = true;
-            self.count(Some(qpn), Counter::DmaFaults, 1);
-        }
-        self.progress(qpn, psn);
     }
 
     /// Moves the QP's outstanding and posted work to the CQs with WR_FLUSH_ERR, as ibverbs
@@ -961,4 +803,509 @@ impl Nic {
             phase: 0,
         }
     }
+}
+
+// ---- The requester's decision on a response ----
+
+/// An outstanding operation as [`on_response`] sees it (the RTL keeps these fields in its
+/// per-QP op ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpSummary {
+    pub kind: OpKind,
+    pub first_psn: u32,
+    /// PSNs the op uses (request packets; a READ's response packets).
+    pub npsn: u32,
+    /// READ: response packets received; atomic: 1 once answered.
+    pub resp_pkts: u32,
+    /// Message length and the PMTU it was segmented at (a READ's response lengths).
+    pub len: u32,
+    pub pmtu: u32,
+    /// Acknowledged, answered or failed (waiting to retire in SQ order).
+    pub done: bool,
+}
+
+impl OpSummary {
+    /// The fields of a model operation.
+    pub fn of(op: &SendOp) -> OpSummary {
+        OpSummary {
+            kind: op.kind,
+            first_psn: op.first_psn,
+            npsn: op.npsn,
+            resp_pkts: op.resp_pkts,
+            len: op.len,
+            pmtu: op.pmtu,
+            done: op.done,
+        }
+    }
+    pub fn last_psn(&self) -> u32 {
+        psn_add(self.first_psn, self.npsn.max(1) - 1)
+    }
+    pub fn is_read_like(&self) -> bool {
+        matches!(self.kind, OpKind::Read | OpKind::Atomic)
+    }
+    /// The PSN a READ/atomic expects its next response at.
+    pub fn waiting_psn(&self) -> u32 {
+        psn_add(self.first_psn, self.resp_pkts)
+    }
+    fn holds(&self, psn: u32) -> bool {
+        psn_diff(psn, self.first_psn) >= 0 && psn_diff(psn, self.last_psn()) <= 0
+    }
+}
+
+/// The requester state of a QP [`on_response`] reads (the RTL's `qpr` context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReqState {
+    /// Oldest PSN not yet acknowledged; one past the highest PSN sent.
+    pub una_psn: u32,
+    pub sent_end: u32,
+    /// Transport and RNR retries left.
+    pub retry_left: u8,
+    pub rnr_left: u8,
+    /// The QP's `retry_cnt` and `rnr_retry` attributes: what progress reloads (`rnr_retry`
+    /// 7 retries RNR NAKs forever).
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    /// Rewound to this PSN without progress since (a second loss report of the same PSN
+    /// does not rewind again).
+    pub rewound_to: Option<u32>,
+    /// An RNR wait is running.
+    pub rnr_waiting: bool,
+}
+
+impl ReqState {
+    fn of(qp: &Qp) -> ReqState {
+        ReqState {
+            una_psn: qp.req.una_psn,
+            sent_end: qp.req.sent_end,
+            retry_left: qp.req.retry_left,
+            rnr_left: qp.req.rnr_left,
+            retry_cnt: qp.attrs.retry_cnt,
+            rnr_retry: qp.attrs.rnr_retry,
+            rewound_to: qp.req.rewound_to,
+            rnr_waiting: qp.req.rnr_until.is_some(),
+        }
+    }
+}
+
+/// The fields of a response packet [`on_response`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RespFields {
+    pub opcode: Opcode,
+    pub psn: u32,
+    /// The AETH's syndrome byte, when the packet has an AETH.
+    pub syndrome: Option<u8>,
+    /// The packet has an AtomicAckETH.
+    pub has_atomic_ack: bool,
+    /// Payload bytes (without pad and ICRC).
+    pub payload_len: u32,
+}
+
+/// Where the transmit cursor goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cursor {
+    Keep,
+    /// Go-back-N: restart at this PSN (into the unfinished op holding it, else at the
+    /// first unfinished op); frames not yet sent are dropped.
+    Rewind(u32),
+    /// Stop sending (an op failed): past the last op; frames not yet sent are dropped.
+    Stop,
+}
+
+/// What happens to the local ACK timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckTimer {
+    Keep,
+    /// Re-armed to a full timeout from now.
+    Arm,
+    Clear,
+}
+
+/// An op that completes with an error (it becomes done; fetching stops).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpFail {
+    /// Index into the op list.
+    pub op: usize,
+    pub status: WcStatus,
+    /// The NAK's syndrome byte (the CQE's vendor_err), 0 otherwise.
+    pub syndrome: u8,
+}
+
+/// An in-order READ response or atomic ACK: its data goes to the op's local buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deliver {
+    /// Index into the op list.
+    pub op: usize,
+    /// Byte offset in the op's local buffer and length (the payload; 8 for an atomic's
+    /// original value).
+    pub offset: u32,
+    pub len: u32,
+    pub atomic: bool,
+    /// Once written (always for an atomic, on a DMA success for a READ): the op counts the
+    /// response (`resp_pkts` + 1, done at `npsn`; an atomic is done), the window moves to
+    /// `una`, retries reload, `rewound_to` clears and the ACK timer re-arms. A failed
+    /// write fails the op with LOC_ACCESS_ERR.
+    pub una: u32,
+}
+
+/// The requester's decision on a response (see [`on_response`]). Fields are applied in
+/// this order: counter, acknowledgements, window state, failures, timer, RNR wait,
+/// cursor, then the delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReqDecision {
+    /// The counter this response bumps (NaksReceived, RnrNaksReceived, Duplicates,
+    /// MalformedDrops).
+    pub count: Option<Counter>,
+    /// The unfinished ops before this index are acknowledged (done, success): the
+    /// position where the acknowledgement walk stopped (0 when there was none).
+    pub ack_upto: usize,
+    /// The window state after the response (before a delivery).
+    pub una_psn: u32,
+    pub retry_left: u8,
+    pub rnr_left: u8,
+    pub rewound_to: Option<u32>,
+    /// Ops that fail, in order: a READ/atomic whose response an ACK showed lost when no
+    /// retry is left (or the first unfinished op), then the op an error NAK names, the
+    /// first unfinished op when RNR retries run out, or a READ with a malformed response.
+    pub fails: [Option<OpFail>; 2],
+    pub cursor: Cursor,
+    pub timer: AckTimer,
+    /// An RNR wait starts with this timer code.
+    pub rnr_wait: Option<u8>,
+    pub deliver: Option<Deliver>,
+    /// The QP has requester work to look at.
+    pub activate: bool,
+}
+
+/// The decision in the making: the op list's done flags and the state as the model's
+/// steps change them.
+struct RespWalk<'a> {
+    ops: &'a [OpSummary],
+    done: Vec<bool>,
+    s: ReqState,
+    d: ReqDecision,
+}
+
+impl RespWalk<'_> {
+    fn fail(&mut self, op: usize, status: WcStatus, syndrome: u8) {
+        self.done[op] = true;
+        let f = Some(OpFail {
+            op,
+            status,
+            syndrome,
+        });
+        if self.d.fails[0].is_none() {
+            self.d.fails[0] = f;
+        } else {
+            self.d.fails[1] = f;
+        }
+    }
+
+    fn first_unfinished(&self, read_like: bool) -> Option<usize> {
+        (0..self.ops.len()).find(|&i| !self.done[i] && (!read_like || self.ops[i].is_read_like()))
+    }
+
+    /// Marks SEND/WRITE ops up to and including `psn` acknowledged; a READ/atomic the ACK
+    /// passes lost its response: go back to it. The window moves to `psn + 1`, but never
+    /// past a READ/atomic still waiting for its response.
+    fn acknowledge(&mut self, psn: u32) {
+        if psn_diff(psn, self.s.sent_end) >= 0 || psn_diff(psn, self.s.una_psn) < 0 {
+            return;
+        }
+        let mut lost_response = None;
+        let mut upto = self.ops.len();
+        for (i, op) in self.ops.iter().enumerate() {
+            if self.done[i] {
+                continue;
+            }
+            if psn_diff(op.first_psn, psn) > 0 {
+                upto = i;
+                break;
+            }
+            let covered = psn_diff(op.last_psn(), psn) <= 0;
+            if op.is_read_like() {
+                if covered {
+                    lost_response = Some(op.waiting_psn());
+                }
+                upto = i;
+                break;
+            }
+            if !covered {
+                upto = i;
+                break;
+            }
+            self.done[i] = true;
+        }
+        self.d.ack_upto = upto;
+        let mut new_una = psn_add(psn, 1);
+        if let Some(i) = self.first_unfinished(true) {
+            let waiting = self.ops[i].waiting_psn();
+            if psn_diff(waiting, new_una) < 0 {
+                new_una = waiting;
+            }
+        }
+        if psn_diff(new_una, self.s.una_psn) > 0 {
+            self.s.una_psn = new_una;
+            self.s.retry_left = self.s.retry_cnt;
+            self.s.rnr_left = self.s.rnr_retry;
+            self.s.rewound_to = None;
+            self.d.timer = AckTimer::Arm;
+        }
+        if let Some(p) = lost_response {
+            self.go_back(p);
+        }
+        self.d.activate = true;
+    }
+
+    /// Go-back-N to `psn` unless already rewound there without progress since.
+    fn go_back(&mut self, psn: u32) {
+        if self.s.rewound_to == Some(psn) {
+            return;
+        }
+        if self.use_retry(false) {
+            self.rewind(psn);
+        }
+    }
+
+    fn rewind(&mut self, psn: u32) {
+        self.d.cursor = Cursor::Rewind(psn);
+        self.s.rewound_to = Some(psn);
+        self.d.timer = AckTimer::Arm;
+        self.d.activate = true;
+    }
+
+    /// Uses one transport (or RNR) retry; when none is left the first unfinished op fails
+    /// and sending stops. Returns whether a retry was available.
+    fn use_retry(&mut self, rnr: bool) -> bool {
+        if rnr && self.s.rnr_retry == 7 {
+            return true;
+        }
+        let left = if rnr {
+            &mut self.s.rnr_left
+        } else {
+            &mut self.s.retry_left
+        };
+        if *left == 0 {
+            if let Some(i) = self.first_unfinished(false) {
+                let status = if rnr {
+                    WcStatus::RnrRetryExcErr
+                } else {
+                    WcStatus::RetryExcErr
+                };
+                self.fail(i, status, 0);
+            }
+            self.d.cursor = Cursor::Stop;
+            self.d.timer = AckTimer::Clear;
+            self.d.activate = true;
+            return false;
+        }
+        *left -= 1;
+        true
+    }
+
+    /// Whether a NAK's PSN is in the window (`una..sent_end`); it acknowledges what
+    /// precedes it.
+    fn nak_in_window(&mut self, psn: u32) -> bool {
+        if psn_diff(psn, self.s.una_psn) < 0 || psn_diff(psn, self.s.sent_end) >= 0 {
+            return false;
+        }
+        if psn_diff(psn, self.s.una_psn) > 0 {
+            self.acknowledge(psn_add(psn, 0xff_ffff));
+        }
+        true
+    }
+
+    fn rnr_nak(&mut self, psn: u32, timer: u8) {
+        self.d.count = Some(Counter::RnrNaksReceived);
+        if !self.nak_in_window(psn) {
+            return;
+        }
+        if self.use_retry(true) {
+            // Restart at the NAKed PSN, or earlier at a READ/atomic whose response the
+            // acknowledgement above showed to be lost.
+            self.rewind(self.s.una_psn);
+            self.d.rnr_wait = Some(timer);
+            self.d.timer = AckTimer::Clear;
+            self.s.rewound_to = None;
+        }
+    }
+
+    fn nak(&mut self, psn: u32, code: NakCode, syndrome: u8) {
+        self.d.count = Some(Counter::NaksReceived);
+        if !self.nak_in_window(psn) {
+            return;
+        }
+        let status = match code {
+            NakCode::PsnSequenceError => {
+                // While an RNR wait runs, the packets after the RNR-NAKed one are out of
+                // sequence at the responder; its NAK says nothing new, and the RNR rewind
+                // already covers it. It must not spend a transport retry. Otherwise go
+                // back to the NAKed PSN, or earlier to a READ/atomic whose response the
+                // acknowledgement above showed to be lost (the window stops there), using
+                // one retry for both.
+                if !self.s.rnr_waiting {
+                    self.go_back(self.s.una_psn);
+                }
+                return;
+            }
+            NakCode::InvalidRequest | NakCode::InvalidRdRequest => WcStatus::RemInvReqErr,
+            NakCode::RemoteAccessError => WcStatus::RemAccessErr,
+            NakCode::RemoteOperationalError | NakCode::Unknown(_) => WcStatus::RemOpErr,
+        };
+        if let Some(i) = (0..self.ops.len()).find(|&i| !self.done[i] && self.ops[i].holds(psn)) {
+            self.fail(i, status, syndrome);
+            self.d.cursor = Cursor::Stop;
+            self.d.timer = AckTimer::Clear;
+        }
+    }
+
+    /// Checks a response's PSN against the one the oldest waiting READ/atomic expects:
+    /// out of order (or of the wrong kind) goes back to it, a duplicate is dropped.
+    /// Returns that op when the PSN is the expected one; everything before the op is then
+    /// acknowledged.
+    fn expect_response(&mut self, psn: u32, kind: OpKind) -> Option<usize> {
+        let Some(i) = self.first_unfinished(true) else {
+            self.d.count = Some(Counter::Duplicates);
+            return None;
+        };
+        let expected = self.ops[i].waiting_psn();
+        let d = psn_diff(psn, expected);
+        if d < 0 {
+            self.d.count = Some(Counter::Duplicates);
+            return None;
+        }
+        if d > 0 || self.ops[i].kind != kind {
+            if psn_diff(psn, self.s.sent_end) < 0 {
+                self.go_back(expected);
+            }
+            return None;
+        }
+        let first = self.ops[i].first_psn;
+        if psn_diff(psn, self.s.una_psn) > 0 && psn_diff(first, self.s.una_psn) > 0 {
+            self.acknowledge(psn_add(first, 0xff_ffff));
+        }
+        Some(i)
+    }
+
+    /// The window after an in-order response at `psn`.
+    fn progressed_una(&self, psn: u32) -> u32 {
+        let next = psn_add(psn, 1);
+        if psn_diff(next, self.s.una_psn) > 0 {
+            next
+        } else {
+            self.s.una_psn
+        }
+    }
+
+    fn read_response(&mut self, r: &RespFields) {
+        let Some(i) = self.expect_response(r.psn, OpKind::Read) else {
+            return;
+        };
+        let op = self.ops[i];
+        let (n, k) = (op.npsn, op.resp_pkts);
+        // A READ reissued from response k is a new request whose responses start with
+        // FIRST/ONLY, while delayed responses of the original request still say
+        // MIDDLE/LAST for the same PSN and bytes. Both are right: the PSN places the data,
+        // so only the end of the message and the length are checked.
+        let last = k + 1 == n;
+        let shape_ok = match r.opcode {
+            Opcode::RdmaReadResponseFirst | Opcode::RdmaReadResponseMiddle => !last,
+            Opcode::RdmaReadResponseLast => last && k > 0,
+            Opcode::RdmaReadResponseOnly => last,
+            _ => false,
+        };
+        let offset = k * op.pmtu;
+        let len = op.pmtu.min(op.len - offset);
+        if !shape_ok || r.payload_len != len {
+            self.fail(i, WcStatus::BadRespErr, 0);
+            self.d.cursor = Cursor::Stop;
+            return;
+        }
+        self.d.deliver = Some(Deliver {
+            op: i,
+            offset,
+            len,
+            atomic: false,
+            una: self.progressed_una(r.psn),
+        });
+    }
+
+    fn atomic_ack(&mut self, r: &RespFields) {
+        if !r.has_atomic_ack {
+            self.d.count = Some(Counter::MalformedDrops);
+            return;
+        }
+        let Some(i) = self.expect_response(r.psn, OpKind::Atomic) else {
+            return;
+        };
+        self.d.deliver = Some(Deliver {
+            op: i,
+            offset: 0,
+            len: 8,
+            atomic: true,
+            una: self.progressed_una(r.psn),
+        });
+    }
+}
+
+/// The requester's decision on a response for one of its QPs (in RTS/SQD), from the
+/// QP's requester state and its outstanding ops alone (pure; the model's `requester_rx`
+/// applies it, the RTL's `ReqRxCheck` is held to it):
+///
+/// - ACK of PSN p in the window (`una..sent_end`): SEND/WRITE ops ending at or before p
+///   are done; a READ/atomic it passes lost its response (go back to it, one retry); the
+///   window moves to p + 1 but not past a READ/atomic still waiting; progress reloads
+///   the retries and re-arms the ACK timer.
+/// - NAK (PSN in the window): acknowledges what precedes it; PSN-sequence error goes
+///   back to the window's start (not during an RNR wait); the error codes fail the op
+///   holding the PSN (REM_INV_REQ / REM_ACCESS / REM_OP) and stop sending.
+/// - RNR NAK (PSN in the window): acknowledges what precedes it, uses an RNR retry,
+///   rewinds to the window's start and waits; out of RNR retries, the oldest op fails.
+/// - READ response / atomic ACK: at the PSN the oldest waiting READ/atomic expects,
+///   delivered (a READ checks the opcode against its position and the length against the
+///   PMTU, else BAD_RESP); earlier PSNs are duplicates; later ones (or the wrong kind) go
+///   back to the expected PSN.
+/// - Anything else: MalformedDrops.
+///
+/// Retries exhausted fail the oldest unfinished op (RETRY_EXC / RNR_RETRY_EXC), a rewind
+/// to the PSN already rewound to without progress since is not repeated.
+pub fn on_response(st: &ReqState, ops: &[OpSummary], r: &RespFields) -> ReqDecision {
+    let mut w = RespWalk {
+        ops,
+        done: ops.iter().map(|o| o.done).collect(),
+        s: *st,
+        d: ReqDecision {
+            count: None,
+            ack_upto: 0,
+            una_psn: st.una_psn,
+            retry_left: st.retry_left,
+            rnr_left: st.rnr_left,
+            rewound_to: st.rewound_to,
+            fails: [None; 2],
+            cursor: Cursor::Keep,
+            timer: AckTimer::Keep,
+            rnr_wait: None,
+            deliver: None,
+            activate: false,
+        },
+    };
+    let psn = r.psn;
+    match r.opcode {
+        Opcode::Acknowledge => match r.syndrome.map(Syndrome::from) {
+            Some(Syndrome::Ack { .. }) => w.acknowledge(psn),
+            Some(Syndrome::RnrNak { timer }) => w.rnr_nak(psn, timer),
+            Some(Syndrome::Nak(code)) => w.nak(psn, code, r.syndrome.unwrap_or(0)),
+            _ => w.d.count = Some(Counter::MalformedDrops),
+        },
+        Opcode::RdmaReadResponseFirst
+        | Opcode::RdmaReadResponseMiddle
+        | Opcode::RdmaReadResponseLast
+        | Opcode::RdmaReadResponseOnly => w.read_response(r),
+        Opcode::AtomicAcknowledge => w.atomic_ack(r),
+        _ => w.d.count = Some(Counter::MalformedDrops),
+    }
+    w.d.una_psn = w.s.una_psn;
+    w.d.retry_left = w.s.retry_left;
+    w.d.rnr_left = w.s.rnr_left;
+    w.d.rewound_to = w.s.rewound_to;
+    w.d
 }
