@@ -1299,6 +1299,13 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.syndrome.d.next = self.k_syn_nak_op.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
+                if self.mode.q.val() == self.k_mode_aerr.val() {
+                    // The model's failed atomic consumed neither its PSN nor an MSN (the
+                    // job went out with both advanced): take them back, so the NAK
+                    // carries the MSN before the atomic and the QP's ePSN is its PSN.
+                    self.epsn.d.next = self.psn.q.val();
+                    self.msn.d.next = self.msn.q.val() - self.k_one24.val();
+                }
             } else if !self.present.q.val()
                 | !self.qp_fits.val()
                 | (self.chk.m_action.val() == self.k_act_drop.val())
@@ -1673,6 +1680,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
     }
 }
+
+#[cfg(test)]
+mod diff;
 
 #[cfg(test)]
 mod tests {
