@@ -1017,7 +1017,7 @@ pub(crate) mod tests {
                 assert_eq!(got, w, "{what}: job {j} ({job:?}) packet {i}");
                 assert_eq!(got.frame(), w.frame(), "{what}: job {j} packet {i} frame");
             }
-            if let Some(f) = failed {
+            if failed.is_some() {
                 assert_eq!(
                     errs.next(),
                     Some(&(job.qpn, job.psn)),
