@@ -32,7 +32,8 @@
 //!   `payload_len > 0`: the DMA response's beats passed through (`tlast` = the response's
 //!   `last`), as `TxPath`'s `s_rsp_pay_*` takes them.
 //! - `m_err_valid` (one-cycle pulse), `m_err_qpn`, `m_err_psn`: a DMA read of this job
-//!   failed at the packet of PSN `m_err_psn`. That packet's record is not sent, nor any
+//!   failed; `m_err_psn` is the job's (the READ request's) PSN, which the responder NAKs
+//!   as the model does. The failed packet's record is not sent, nor any
 //!   later packet of the job (their reads still in flight are drained, the issue of the
 //!   rest stops); the next jobs go on. The responder then NAKs (Remote Operational Error)
 //!   and errors the QP. Divergence from the model, on IOMMU faults only: the model sees
@@ -154,6 +155,8 @@ pub struct ReadResp<const Q: usize> {
     j_msn: DFF<Bits<24>>,
     /// PSN, address and bytes left of the next packet.
     j_psn: DFF<Bits<24>>,
+    /// The request's PSN (what an error report names).
+    j_req_psn: DFF<Bits<24>>,
     j_iova: DFF<Bits<64>>,
     j_rest: DFF<Bits<64>>,
     /// The PMTU in bytes.
@@ -169,6 +172,7 @@ pub struct ReadResp<const Q: usize> {
     // ---- FIFO of issued packets ----
     desc_ram: RAM<Bits<{ desc_layout::BITS }>, FIFO_LOG>,
     qpn_ram: RAM<Bits<Q>, FIFO_LOG>,
+    rpsn_ram: RAM<Bits<24>, FIFO_LOG>,
     pk: DescPack,
     d: DescFields,
     wr_ptr: DFF<Bits<FIFO_LOG>>,
@@ -291,6 +295,7 @@ impl<const Q: usize> Default for ReadResp<Q> {
             j_qpn: Default::default(),
             j_msn: Default::default(),
             j_psn: Default::default(),
+            j_req_psn: Default::default(),
             j_iova: Default::default(),
             j_rest: Default::default(),
             j_pmtu: Default::default(),
@@ -301,6 +306,7 @@ impl<const Q: usize> Default for ReadResp<Q> {
             len64: Default::default(),
             desc_ram: Default::default(),
             qpn_ram: Default::default(),
+            rpsn_ram: Default::default(),
             pk: Default::default(),
             d: Default::default(),
             wr_ptr: Default::default(),
@@ -378,6 +384,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             j_qpn,
             j_msn,
             j_psn,
+            j_req_psn,
             j_iova,
             j_rest,
             j_pmtu,
@@ -402,6 +409,8 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.desc_ram.write_clock.next = self.clock.val();
         self.qpn_ram.read_clock.next = self.clock.val();
         self.qpn_ram.write_clock.next = self.clock.val();
+        self.rpsn_ram.read_clock.next = self.clock.val();
+        self.rpsn_ram.write_clock.next = self.clock.val();
         self.unused_resp_tag.next = self.s_dma_rd_resp_tag.val();
 
         // ---- issue: the next packet of the job ----
@@ -459,6 +468,9 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.qpn_ram.write_enable.next = self.push.val();
         self.qpn_ram.write_address.next = self.wr_ptr.q.val();
         self.qpn_ram.write_data.next = self.j_qpn.q.val();
+        self.rpsn_ram.write_enable.next = self.push.val();
+        self.rpsn_ram.write_address.next = self.wr_ptr.q.val();
+        self.rpsn_ram.write_data.next = self.j_req_psn.q.val();
 
         if self.req_take.val() {
             self.tag.d.next = self.tag.q.val() + self.one8.val();
@@ -496,6 +508,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             self.j_qpn.d.next = self.s_job_qpn.val();
             self.j_msn.d.next = self.s_job_msn.val();
             self.j_psn.d.next = self.s_job_psn.val();
+            self.j_req_psn.d.next = self.s_job_psn.val();
             self.j_iova.d.next = self.s_job_iova.val();
             self.j_rest.d.next = self.len64.y.val();
             self.j_pmtu.d.next = self.pmtu_unit.val() << self.s_job_pmtu.val();
@@ -561,10 +574,12 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         // The RAM reads the entry that is the head next cycle (written before this one).
         self.desc_ram.read_address.next = self.rd_ptr.q.val();
         self.qpn_ram.read_address.next = self.rd_ptr.q.val();
+        self.rpsn_ram.read_address.next = self.rd_ptr.q.val();
         self.head_ok.d.next = self.count.q.val() != self.zero7.val();
         if self.pop.val() {
             self.desc_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
             self.qpn_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
+            self.rpsn_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
             self.head_ok.d.next = self.count.q.val() > self.one7.val();
         }
 
@@ -581,7 +596,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             self.kill_job.d.next = self.d.job.val();
             self.err_valid.d.next = true;
             self.err_qpn.d.next = self.qpn_ram.read_data.val();
-            self.err_psn.d.next = self.d.psn.val();
+            self.err_psn.d.next = self.rpsn_ram.read_data.val();
         }
         self.m_err_valid.next = self.err_valid.q.val();
         self.m_err_qpn.next = self.err_qpn.q.val();
@@ -1002,10 +1017,10 @@ pub(crate) mod tests {
                 assert_eq!(got, w, "{what}: job {j} ({job:?}) packet {i}");
                 assert_eq!(got.frame(), w.frame(), "{what}: job {j} packet {i} frame");
             }
-            if let Some(f) = failed {
+            if failed.is_some() {
                 assert_eq!(
                     errs.next(),
-                    Some(&(job.qpn, want[f].0.psn)),
+                    Some(&(job.qpn, job.psn)),
                     "{what}: job {j} error report"
                 );
             }

@@ -33,6 +33,13 @@
 //! - READ: MR check (NAK Remote Access), ePSN += packets(len, PMTU), MSN + 1, a job with
 //!   the new MSN. Atomic: MR check of 8 bytes, ePSN + 1, MSN + 1, a job.
 //! - ACK when AckReq is set, with the MSN after the packet; NAKs with the current MSN.
+//! - A DMA failure report of ReadResp (the READ request's PSN) or AtomicUnit: NAK Remote
+//!   Operational Error at that PSN, QP error; for an atomic the ePSN and MSN its job took
+//!   are given back first (the model's failed atomic consumes neither).
+//!
+//! Held to the model by a scripted bench (`tests`) and a differential bench against
+//! `rocenic_model::Nic` (`diff`: random streams, every response frame byte for byte,
+//! CQEs, host memory, QP state, counters; see its docs and docs/hdl.md).
 //!
 //! # Not yet
 //!
@@ -42,6 +49,10 @@
 //!   event; moving `qpa.state` to ERR is the command engine's, not wired yet).
 //! - A DMA failure report arriving while one of the same source waits is lost (one latch
 //!   each).
+//! - A duplicate READ whose DMA faults: the model ignores the failure, ReadResp reports it
+//!   and the responder NAKs and errors the QP (a job carries no duplicate flag).
+//! - With reports arriving after later packets of the same QP were executed, the atomic's
+//!   give-back of ePSN / MSN is approximate (the model is sequential; the QP errors anyway).
 //! - The read-modify-write of `qps` is not interlocked with a MODIFY_QP of the same QP.
 //!
 //! # Throughput
@@ -1299,6 +1310,13 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.syndrome.d.next = self.k_syn_nak_op.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
+                if self.mode.q.val() == self.k_mode_aerr.val() {
+                    // The model's failed atomic consumed neither its PSN nor an MSN (the
+                    // job went out with both advanced): take them back, so the NAK
+                    // carries the MSN before the atomic and the QP's ePSN is its PSN.
+                    self.epsn.d.next = self.psn.q.val();
+                    self.msn.d.next = self.msn.q.val() - self.k_one24.val();
+                }
             } else if !self.present.q.val()
                 | !self.qp_fits.val()
                 | (self.chk.m_action.val() == self.k_act_drop.val())
@@ -1673,6 +1691,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
     }
 }
+
+#[cfg(test)]
+mod diff;
 
 #[cfg(test)]
 mod tests {
