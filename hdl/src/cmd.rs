@@ -848,7 +848,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, clr, op, qpc_q, qpa_q, qpr_q, qps_q, mr_q, cqa_q, pd_q, cqs_q,
-            cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind, cq_ev
+            cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind,
+            cq_ev
         );
         clock!(self, clock, cq, mr, qpc, qpa, qpr, qps);
         self.pd.read_clock.next = self.clock.val();

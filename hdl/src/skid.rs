@@ -44,8 +44,8 @@ impl<const W: usize> Logic for Skid<W> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, out_valid, out_data, skid_valid, skid_data, out_last, out_err,
-            skid_last, skid_err
+            self, clock, out_valid, out_data, skid_valid, skid_data, out_last, out_err, skid_last,
+            skid_err
         );
         self.s_ready.next = !self.skid_valid.q.val();
         self.m_valid.next = self.out_valid.q.val();
@@ -118,7 +118,10 @@ mod tests {
                 }
                 b.tick();
             }
-            assert!(next_out + 2 >= next_in && next_out > 100, "{next_out} of {next_in}");
+            assert!(
+                next_out + 2 >= next_in && next_out > 100,
+                "{next_out} of {next_in}"
+            );
             if (valid_pct, ready_pct) == (100, 100) {
                 assert!(next_out >= 2990, "full rate: {next_out}");
             }
