@@ -24,6 +24,8 @@
 //!   `QPEV_RESET` (moved to RESET: drop everything of the QP), `QPEV_ERROR` (entered ERR
 //!   from another state: flush its work requests), `QPEV_ACTIVE` (RTS or SQD: the
 //!   requester may schedule it), `QPEV_DESTROYED`.
+//! - CQ events (`m_cqev_*`, valid/ready, one per successful CREATE_CQ): the CQ's number,
+//!   ring and size for the completion engine, which keeps the CQ's indices.
 //! - QUERY_QP_COUNTERS is validated (BAD_INDEX, NOT_FOUND) and then answered `DMA_FAULT`
 //!   without any DMA: the per-QP counters and the DMA write path do not exist yet. This is
 //!   the one documented difference from the model, which writes the counters to host
@@ -242,6 +244,15 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub m_qpev_ready: Signal<In, Bit>,
     pub m_qpev_kind: Signal<Out, Bits<2>>,
     pub m_qpev_qpn: Signal<Out, Bits<QA>>,
+    /// CQ events for the completion engine (valid/ready, one per successful CREATE_CQ):
+    /// the CQ, its ring IOVA without the six zero bits, its log2 entries. (DESTROY_CQ
+    /// needs none: a CQ with QPs on it cannot be destroyed, so no CQE is in flight for it,
+    /// and the next CREATE_CQ of that number zeroes its indices.)
+    pub m_cqev_valid: Signal<Out, Bit>,
+    pub m_cqev_ready: Signal<In, Bit>,
+    pub m_cqev_cqn: Signal<Out, Bits<8>>,
+    pub m_cqev_iova64: Signal<Out, Bits<58>>,
+    pub m_cqev_log: Signal<Out, Bits<4>>,
     // --- datapath read ports of the tables (see ctx_tables::CtxTable) ---
     pub s_cq_rd_valid: Signal<In, Bit>,
     pub s_cq_rd_ready: Signal<Out, Bit>,
@@ -309,6 +320,8 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     need_wr2: DFF<Bit>,
     need_ev: DFF<Bit>,
     ev_kind: DFF<Bits<2>>,
+    /// The pending event is a CQ event (CREATE_CQ), not a QP event.
+    cq_ev: DFF<Bit>,
 
     // --- field access ---
     a: CmdArgs,
@@ -555,6 +568,11 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             m_qpev_ready: Default::default(),
             m_qpev_kind: Default::default(),
             m_qpev_qpn: Default::default(),
+            m_cqev_valid: Default::default(),
+            m_cqev_ready: Default::default(),
+            m_cqev_cqn: Default::default(),
+            m_cqev_iova64: Default::default(),
+            m_cqev_log: Default::default(),
             s_cq_rd_valid: Default::default(),
             s_cq_rd_ready: Default::default(),
             s_cq_rd_addr: Default::default(),
@@ -616,6 +634,7 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             need_wr2: Default::default(),
             need_ev: Default::default(),
             ev_kind: Default::default(),
+            cq_ev: Default::default(),
             a: Default::default(),
             pd_u: Default::default(),
             cqa_u: Default::default(),
@@ -829,7 +848,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, clr, op, qpc_q, qpa_q, qpr_q, qps_q, mr_q, cqa_q, pd_q, cqs_q,
-            cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind
+            cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind,
+            cq_ev
         );
         clock!(self, clock, cq, mr, qpc, qpa, qpr, qps);
         self.pd.read_clock.next = self.clock.val();
@@ -1322,6 +1342,10 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.m_qpev_valid.next = false;
         self.m_qpev_kind.next = self.ev_kind.q.val();
         self.m_qpev_qpn.next = self.a.w0.val().get_bits::<QA>(0);
+        self.m_cqev_valid.next = false;
+        self.m_cqev_cqn.next = self.a.w0.val().get_bits::<8>(0);
+        self.m_cqev_iova64.next = self.a.d23.val().get_bits::<58>(6);
+        self.m_cqev_log.next = self.a.w1.val().get_bits::<4>(0);
 
         if self.state.q.val() == self.st_clear.val() {
             // Zero every entry (smaller tables are written several times over).
@@ -1423,6 +1447,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             self.outs_r.d.next = self.zero_outs.val();
             self.need_wr2.d.next = false;
             self.need_ev.d.next = false;
+            self.cq_ev.d.next = false;
             if self.ok.val() {
                 if self.is_qqp.val() {
                     self.outs_r.d.next = self.query.y.val();
@@ -1446,6 +1471,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 }
                 if self.is_ccq.val() {
                     self.cq.wr_en.next = true;
+                    self.need_ev.d.next = true;
+                    self.cq_ev.d.next = true;
                 }
                 if self.is_dcq.val() {
                     self.cq.wr_en.next = true;
@@ -1534,9 +1561,16 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             }
         }
         if self.state.q.val() == self.st_event.val() {
-            self.m_qpev_valid.next = true;
-            if self.m_qpev_ready.val() {
-                self.state.d.next = self.st_done_st.val();
+            if self.cq_ev.q.val() {
+                self.m_cqev_valid.next = true;
+                if self.m_cqev_ready.val() {
+                    self.state.d.next = self.st_done_st.val();
+                }
+            } else {
+                self.m_qpev_valid.next = true;
+                if self.m_qpev_ready.val() {
+                    self.state.d.next = self.st_done_st.val();
+                }
             }
         }
         if self.state.q.val() == self.st_done_st.val() {

@@ -42,6 +42,12 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub m_qpev_ready: Signal<In, Bit>,
     pub m_qpev_kind: Signal<Out, Bits<2>>,
     pub m_qpev_qpn: Signal<Out, Bits<QA>>,
+    /// CQ events (CREATE_CQ) for the completion engine (`CmdEngine::m_cqev_*`).
+    pub m_cqev_valid: Signal<Out, Bit>,
+    pub m_cqev_ready: Signal<In, Bit>,
+    pub m_cqev_cqn: Signal<Out, Bits<8>>,
+    pub m_cqev_iova64: Signal<Out, Bits<58>>,
+    pub m_cqev_log: Signal<Out, Bits<4>>,
     pub s_cq_rd_valid: Signal<In, Bit>,
     pub s_cq_rd_ready: Signal<Out, Bit>,
     pub s_cq_rd_addr: Signal<In, Bits<8>>,
@@ -109,6 +115,11 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             m_qpev_ready: Default::default(),
             m_qpev_kind: Default::default(),
             m_qpev_qpn: Default::default(),
+            m_cqev_valid: Default::default(),
+            m_cqev_ready: Default::default(),
+            m_cqev_cqn: Default::default(),
+            m_cqev_iova64: Default::default(),
+            m_cqev_log: Default::default(),
             s_cq_rd_valid: Default::default(),
             s_cq_rd_ready: Default::default(),
             s_cq_rd_addr: Default::default(),
@@ -192,6 +203,11 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.m_qpev_ready.next = self.m_qpev_ready.val();
         self.m_qpev_kind.next = self.cmd.m_qpev_kind.val();
         self.m_qpev_qpn.next = self.cmd.m_qpev_qpn.val();
+        self.m_cqev_valid.next = self.cmd.m_cqev_valid.val();
+        self.cmd.m_cqev_ready.next = self.m_cqev_ready.val();
+        self.m_cqev_cqn.next = self.cmd.m_cqev_cqn.val();
+        self.m_cqev_iova64.next = self.cmd.m_cqev_iova64.val();
+        self.m_cqev_log.next = self.cmd.m_cqev_log.val();
         self.cmd.s_cq_rd_valid.next = self.s_cq_rd_valid.val();
         self.cmd.s_cq_rd_addr.next = self.s_cq_rd_addr.val();
         self.s_cq_rd_ready.next = self.cmd.s_cq_rd_ready.val();
@@ -291,6 +307,7 @@ pub(crate) mod driver {
             let u = &mut self.bench.uut;
             u.m_db_ready.next = ready;
             u.m_qpev_ready.next = ready;
+            u.m_cqev_ready.next = ready;
             u.cnt_inc.next = u64::from(self.inc).into();
             u.cnt_tx_bytes.next = u64::from(self.tx_bytes).into();
             u.cnt_rx_bytes.next = u64::from(self.rx_bytes).into();

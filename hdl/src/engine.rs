@@ -1,43 +1,91 @@
 //! `Engine`: the engine top — the block whose Verilog is the device (module `top`), with
 //! exactly the ports of the contract at the end of `docs/rtl-architecture.md`.
 //!
-//! **First version: the control plane and the RX front end.** Wired today:
+//! **Second version: the control plane, the RX front end and the responder side of the
+//! datapath.** Wired today:
+//!
+//! ```text
+//!  BAR0 --> Control (RegFile, CmdEngine, context tables) --+-- qpc/qpa/qps read, qps write --> Responder
+//!              | doorbells: RQ -> Responder, CQ -> Completion, SQ dropped                     |
+//!              | CQ events (CREATE_CQ) -> Completion; QP events RESET/DESTROYED -> AtomicUnit clear
+//!              | mr read port <-- MrCheck <-- Responder                                        |
+//!  MAC RX --> RxFifo --> dispatch: requests (+ payload) --> Responder --+-- ACK/NAK records --+
+//!                                  responses/ACKs: taken and dropped    +-- READ jobs --> ReadResp --+
+//!                                                                       +-- atomic jobs / replays --> AtomicUnit
+//!                                                                       +-- receive CQEs --> Completion
+//!  MAC TX <-- TxPath <-- arb_rsp(arb_ack(ACK/NAK, atomic ACKs), READ responses)
+//!  DMA read  <-- rd_top(ReadResp, rd_sub(Responder RQ WQE fetch, AtomicUnit))
+//!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), Completion CQEs)
+//! ```
 //!
 //! - the BAR0 register port into [`Control`] (register file, command engine, context
-//!   tables; held equal to the model by its differential bench), so a driver can open the
-//!   device, read its identification and capabilities, program the port and run every
-//!   command;
+//!   tables; held equal to the model by its differential bench);
 //! - the MAC RX stream into [`RxFifo`] (every check of the parser, the ICRC, store and
-//!   forward), whose frame and drop pulses feed the global counters (`RxFrames`,
-//!   `RxBytes`, `IcrcDrops`, `MalformedDrops`, `UnknownQpDrops`);
+//!   forward), whose frame and drop pulses feed the global counters;
+//! - a dispatcher behind it: request headers (every opcode but the RC responses
+//!   0x0D..=0x12) and their payloads go to the [`Responder`]; responses and ACKs (for the
+//!   requester, which does not exist yet) are **counted as `RxFrames` only and dropped**,
+//!   their payload drained. A response is taken only while the responder is idle (it has
+//!   consumed every earlier payload), so the payload stream needs no routing FIFO;
+//! - the responder's MR checks through [`MrCheck`] on the `mr` table's read port, its
+//!   context reads and `qps` writes on `Control`'s ports, its jobs to [`ReadResp`] and
+//!   [`AtomicUnit`], its receive CQEs to [`Completion`] (which the command engine tells
+//!   about CREATE_CQ), its ACK/NAK records, the READ responses and the atomic ACKs to
+//!   MAC TX through two [`TxArbiter`]s in cascade in front of [`TxPath`] (ACK/NAK records
+//!   first, then atomic ACKs, then READ responses; whole frames, ICRC inserted);
+//! - DMA: reads through a [`DmaReadMux`] cascade (ReadResp on client 0 of the port's mux;
+//!   the responder's RQ WQE fetch and the atomic unit under a second level), writes through
+//!   two [`DmaWriteMux`]es (payload and atomic writes, then CQEs);
+//! - counters: `TxFrames`/`TxBytes` from TxPath, `Duplicates`, `PsnSeqDrops`, `NaksSent`,
+//!   `RnrNaksSent`, `UnknownQpDrops`, `DmaFaults` from the responder (and the completion
+//!   engine's refused CQE writes).
 //!
-//! `UnknownQpDrops` counts frames for another IPv4 address only: a frame for a QP that
-//! does not exist is accepted (`RxFrames`) and discarded uncounted until the responder
-//! looks QPs up (the model counts it as `UnknownQpDrops`; `driver/tests/rtl.rs` holds this
-//! known difference).
+//! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
+//! verdict).
 //!
-//! Not yet: the responder and requester, so accepted frames are counted and then
-//! discarded (their header records and payloads are taken and dropped), doorbells and
-//! QP events are taken and dropped, the DMA ports and MAC TX stay idle. The completion
-//! engine, TX path, DMA muxes and timers exist as benched blocks (docs/hdl.md) and are
-//! wired in with the datapath that feeds them. Frames a MAC flags (`tuser`) and frames
-//! the RX buffer cannot hold are counted as `MalformedDrops` (the ABI has no counter of
-//! their own; docs/hdl.md).
+//! Not yet: the requester (SQ doorbells are taken and dropped, the TX request source is
+//! idle, received responses and ACKs are dropped), per-QP counters (the responder's
+//! `m_cnt_qp_*` are not stored), the QP-error event of the responder (`m_qp_err_*`: the
+//! QP's `qpa.state` is not moved to ERR and its receives are not flushed), `QpTimers`
+//! (only the requester needs them). Responses leave in the arbiters' order, not
+//! necessarily in PSN order: an ACK of a later request can overtake READ response
+//! packets still being read from host memory (a requester that posts a READ and further
+//! requests back to back may see them out of order). Frames a MAC flags (`tuser`) and
+//! frames the RX buffer cannot hold are counted as `MalformedDrops` (the ABI has no
+//! counter of their own; docs/hdl.md).
 //!
-//! Inputs nothing reads yet go to locals named `unused_*` (the lint convention of
-//! `lib.rs`), so the port list is the whole contract from the first version on.
+//! Inputs and sub-block outputs nothing reads go to locals named `unused_*` (the lint
+//! convention of `lib.rs`).
 
 use rocenic_proto::abi::regs::Counter;
 
+use crate::atomic_unit::AtomicUnit;
+use crate::cat::Cat;
+use crate::cmd::{QPEV_DESTROYED, QPEV_RESET};
+use crate::completion::Completion;
 use crate::control::Control;
 use crate::ctx_tables::*;
-use crate::icrc::{BEAT_BYTES, DATA_BITS};
+use crate::dma_rd_mux::DmaReadMux;
+use crate::dma_wr_mux::DmaWriteMux;
+use crate::mr_check::MrCheck;
 use crate::prelude::*;
+use crate::read_resp::ReadResp;
+use crate::regfile::{DB_CQ, DB_RQ};
+use crate::responder::Responder;
 use crate::rx_fifo::RxFifo;
+use crate::skid::Skid;
+use crate::tx_arbiter::{TxArbiter, RECORD_BITS};
+use crate::tx_path::TxPath;
 
-/// The engine over `2^QA` QPs and `2^MA` MRs.
+/// The first and last RC response opcodes (RDMA READ response first .. ATOMIC
+/// ACKNOWLEDGE): what the requester receives, everything else goes to the responder.
+const OP_RESP_FIRST: u64 = 0x0D;
+const OP_RESP_LAST: u64 = 0x12;
+
+/// The engine over `2^QA` QPs and `2^MA` MRs; `QS` must be `QA + 4` (the atomic replay
+/// cache's address: stable Rust cannot compute it in the type).
 #[derive(LogicBlock)]
-pub struct Engine<const QA: usize, const MA: usize> {
+pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     pub reg_valid: Signal<In, Bit>,
@@ -82,98 +130,125 @@ pub struct Engine<const QA: usize, const MA: usize> {
 
     control: Control<QA, MA>,
     rx: RxFifo,
+    resp: Responder<QA>,
+    mr: MrCheck<MA>,
+    rdr: ReadResp<QA>,
+    atom: AtomicUnit<QA, QS>,
+    cpl: Completion,
+    tx: TxPath,
+    /// ACK/NAK records (first) and atomic ACKs.
+    arb_ack: TxArbiter,
+    /// `arb_ack` (first) and READ responses, into TxPath's response source.
+    arb_rsp: TxArbiter,
+    /// The DMA read port: ReadResp (client 0) and `rd_sub` (client 1).
+    rd_top: DmaReadMux<7, 8>,
+    /// The responder's RQ WQE fetch (client 0) and the atomic unit (client 1).
+    rd_sub: DmaReadMux<6, 7>,
+    /// The responder's payload writes (client 0) and the atomic unit's writes (client 1).
+    wr_a: DmaWriteMux,
+    /// The DMA write port: `wr_a` (client 0) and the completion engine (client 1).
+    wr_b: DmaWriteMux,
+    /// Register slices around ReadResp (its DMA request, its DMA responses, its records
+    /// and payload): its handshakes and the muxes' would close loops (see `skid`).
+    sk_rd_req: Skid<87>,
+    sk_rd_resp: Skid<512>,
+    sk_pkt: Skid<RECORD_BITS>,
+    sk_pay: Skid<512>,
+    /// Register slices between the cascaded muxes (rd_sub -> rd_top requests, rd_top ->
+    /// rd_sub responses, wr_a -> wr_b requests and data): the muxes' handshakes would close
+    /// loops through each other otherwise.
+    sk_sub_req: Skid<87>,
+    sk_sub_resp: Skid<519>,
+    sk_wa_req: Skid<80>,
+    sk_wa_data: Skid<576>,
+    sub_req_lt: Cat<16, 7, 23>,
+    sub_req_cat: Cat<64, 23, 87>,
+    sub_resp_cat: Cat<7, 512, 519>,
+    wa_req_cat: Cat<64, 16, 80>,
+    wa_data_cat: Cat<64, 512, 576>,
+    /// `{len, tag[6:0]}` and `{addr, len, tag[6:0]}` of ReadResp's DMA request.
+    rd_req_lt: Cat<16, 7, 23>,
+    rd_req_cat: Cat<64, 23, 87>,
+    /// `wr_b`'s statuses for `wr_a`, a cycle late (the two muxes' handshakes would close a
+    /// loop otherwise).
+    st_a_valid: DFF<Bit>,
+    st_a_err: DFF<Bit>,
+    /// Our MAC, `{MAC_HI, MAC_LO}`.
+    mac_cat: Cat<16, 32, 48>,
     incs: CounterIncs,
+    /// A response's payload is being drained.
+    drain: DFF<Bit>,
+    zero6: Constant<Bits<6>>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
-    zero64k: Constant<Bits<64>>,
     zero512: Constant<Bits<512>>,
+    zero_rec: Constant<Bits<RECORD_BITS>>,
+    k_db_rq: Constant<Bits<2>>,
+    k_db_cq: Constant<Bits<2>>,
+    k_ev_reset: Constant<Bits<2>>,
+    k_ev_destroyed: Constant<Bits<2>>,
+    k_op_resp_first: Constant<Bits<8>>,
+    k_op_resp_last: Constant<Bits<8>>,
     /// MAC errors and RX buffer overflows, counted as malformed.
     rx_other_drop: Signal<Local, Bit>,
-    unused_in_dma_rd_req_ready: Signal<Local, Bit>,
-    unused_in_dma_rd_resp_valid: Signal<Local, Bit>,
-    unused_in_dma_rd_resp_data: Signal<Local, Bits<512>>,
-    unused_in_dma_rd_resp_tag: Signal<Local, Bits<8>>,
-    unused_in_dma_rd_resp_last: Signal<Local, Bit>,
-    unused_in_dma_rd_resp_err: Signal<Local, Bit>,
-    unused_in_dma_wr_req_ready: Signal<Local, Bit>,
-    unused_in_dma_wr_data_ready: Signal<Local, Bit>,
-    unused_in_dma_wr_status_valid: Signal<Local, Bit>,
-    unused_in_dma_wr_status_err: Signal<Local, Bit>,
-    unused_in_mac_tx_tready: Signal<Local, Bit>,
-    unused_ctl_m_db_kind: Signal<Local, Bits<2>>,
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
-    unused_ctl_m_db_value: Signal<Local, Bits<32>>,
-    unused_ctl_m_qpev_kind: Signal<Local, Bits<2>>,
-    unused_ctl_m_qpev_qpn: Signal<Local, Bits<QA>>,
-    unused_ctl_mac_lo: Signal<Local, Bits<32>>,
-    unused_ctl_mac_hi: Signal<Local, Bits<16>>,
-    unused_ctl_m_db_valid: Signal<Local, Bit>,
-    unused_ctl_m_qpev_valid: Signal<Local, Bit>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
-    unused_ctl_s_mr_rd_ready: Signal<Local, Bit>,
-    unused_ctl_m_mr_rd_valid: Signal<Local, Bit>,
-    unused_ctl_m_mr_rd_data: Signal<Local, MrEntry>,
-    unused_ctl_s_qpc_rd_ready: Signal<Local, Bit>,
-    unused_ctl_m_qpc_rd_valid: Signal<Local, Bit>,
-    unused_ctl_m_qpc_rd_data: Signal<Local, QpcEntry>,
-    unused_ctl_s_qpa_rd_ready: Signal<Local, Bit>,
-    unused_ctl_m_qpa_rd_valid: Signal<Local, Bit>,
-    unused_ctl_m_qpa_rd_data: Signal<Local, QpaEntry>,
     unused_ctl_s_qpr_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_qpr_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_qpr_rd_data: Signal<Local, QprEntry>,
-    unused_ctl_s_qps_rd_ready: Signal<Local, Bit>,
-    unused_ctl_m_qps_rd_valid: Signal<Local, Bit>,
-    unused_ctl_m_qps_rd_data: Signal<Local, QpsEntry>,
-    unused_ctl_s_qps_wr_ready: Signal<Local, Bit>,
-    /// The responder's `qps` write port, idle until it is wired.
-    zero_qps: Constant<QpsEntry>,
-    unused_rx_m_hdr_opcode: Signal<Local, Bits<8>>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
     unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
     unused_rx_m_hdr_pkey: Signal<Local, Bits<16>>,
     unused_rx_m_hdr_fecn: Signal<Local, Bit>,
     unused_rx_m_hdr_becn: Signal<Local, Bit>,
-    unused_rx_m_hdr_dest_qp: Signal<Local, Bits<24>>,
-    unused_rx_m_hdr_ack_req: Signal<Local, Bit>,
-    unused_rx_m_hdr_psn: Signal<Local, Bits<24>>,
     unused_rx_m_hdr_src_mac: Signal<Local, Bits<48>>,
     unused_rx_m_hdr_src_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_dst_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_udp_sport: Signal<Local, Bits<16>>,
-    unused_rx_m_hdr_reth_va: Signal<Local, Bits<64>>,
-    unused_rx_m_hdr_reth_rkey: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_reth_dma_len: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_aeth_syndrome: Signal<Local, Bits<8>>,
     unused_rx_m_hdr_aeth_msn: Signal<Local, Bits<24>>,
     unused_rx_m_hdr_atomic_va: Signal<Local, Bits<64>>,
     unused_rx_m_hdr_atomic_rkey: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_atomic_swap: Signal<Local, Bits<64>>,
-    unused_rx_m_hdr_atomic_compare: Signal<Local, Bits<64>>,
     unused_rx_m_hdr_atomic_ack_orig: Signal<Local, Bits<64>>,
-    unused_rx_m_hdr_immdt: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_ieth: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_payload_len: Signal<Local, Bits<16>>,
-    unused_rx_m_hdr_has_reth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_aeth: Signal<Local, Bit>,
-    unused_rx_m_hdr_has_atomic_eth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_atomic_ack_eth: Signal<Local, Bit>,
-    unused_rx_m_hdr_has_immdt: Signal<Local, Bit>,
-    unused_rx_m_hdr_has_ieth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
-    unused_rx_m_hdr_valid: Signal<Local, Bit>,
-    unused_rx_m_payload_tdata: Signal<Local, Bits<DATA_BITS>>,
-    unused_rx_m_payload_tkeep: Signal<Local, Bits<BEAT_BYTES>>,
-    unused_rx_m_payload_tlast: Signal<Local, Bit>,
-    unused_rx_m_payload_tvalid: Signal<Local, Bit>,
+    unused_resp_m_qp_err_valid: Signal<Local, Bit>,
+    unused_resp_m_qp_err_qpn: Signal<Local, Bits<QA>>,
+    unused_resp_m_cnt_qp_valid: Signal<Local, Bit>,
+    unused_resp_m_cnt_qpn: Signal<Local, Bits<QA>>,
+    unused_mr_m_res_err: Signal<Local, Bits<2>>,
+    unused_rdr_tag: Signal<Local, Bits<8>>,
+    unused_atom_tag: Signal<Local, Bits<8>>,
+    unused_atom_m_replay_miss: Signal<Local, Bit>,
+    unused_rd_top_m0_resp_tag: Signal<Local, Bits<7>>,
+    unused_rd_sub_m0_resp_tag: Signal<Local, Bits<6>>,
+    unused_rd_sub_m1_resp_tag: Signal<Local, Bits<6>>,
+    unused_arb_ack_s_rsp_pay_tready: Signal<Local, Bit>,
+    unused_arb_ack_s_req_pay_tready: Signal<Local, Bit>,
+    unused_tx_s_req_pkt_ready: Signal<Local, Bit>,
+    unused_tx_s_req_pay_tready: Signal<Local, Bit>,
+    unused_tx_m_err_payload: Signal<Local, Bit>,
+    unused_tx_m_err_icrc: Signal<Local, Bit>,
+    unused_sk_rd_req_m_last: Signal<Local, Bit>,
+    unused_sk_rd_req_m_err: Signal<Local, Bit>,
+    unused_sk_pkt_m_last: Signal<Local, Bit>,
+    unused_sk_pkt_m_err: Signal<Local, Bit>,
+    unused_sk_pay_m_err: Signal<Local, Bit>,
+    unused_sk_sub_req_m_last: Signal<Local, Bit>,
+    unused_sk_sub_req_m_err: Signal<Local, Bit>,
+    unused_sk_wa_req_m_last: Signal<Local, Bit>,
+    unused_sk_wa_req_m_err: Signal<Local, Bit>,
+    unused_sk_wa_data_m_err: Signal<Local, Bit>,
 }
 
-impl<const QA: usize, const MA: usize> Engine<QA, MA> {
+impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
     pub fn new() -> Self {
+        assert_eq!(QS, QA + 4, "Engine<{QA}, {MA}, {QS}>: QS must be QA + 4");
         Engine {
             clock: Default::default(),
             reset: Default::default(),
@@ -218,108 +293,165 @@ impl<const QA: usize, const MA: usize> Engine<QA, MA> {
             mac_rx_tuser: Default::default(),
             control: Control::new(),
             rx: RxFifo::new(),
+            resp: Default::default(),
+            mr: Default::default(),
+            rdr: Default::default(),
+            atom: Default::default(),
+            cpl: Default::default(),
+            tx: TxPath::new(),
+            arb_ack: TxArbiter::new(),
+            arb_rsp: TxArbiter::new(),
+            rd_top: Default::default(),
+            rd_sub: Default::default(),
+            wr_a: Default::default(),
+            wr_b: Default::default(),
+            sk_rd_req: Default::default(),
+            sk_rd_resp: Default::default(),
+            sk_pkt: Default::default(),
+            sk_pay: Default::default(),
+            sk_sub_req: Default::default(),
+            sk_sub_resp: Default::default(),
+            sk_wa_req: Default::default(),
+            sk_wa_data: Default::default(),
+            sub_req_lt: Default::default(),
+            sub_req_cat: Default::default(),
+            sub_resp_cat: Default::default(),
+            wa_req_cat: Default::default(),
+            wa_data_cat: Default::default(),
+            rd_req_lt: Default::default(),
+            rd_req_cat: Default::default(),
+            st_a_valid: Default::default(),
+            st_a_err: Default::default(),
+            mac_cat: Default::default(),
             incs: Default::default(),
+            drain: Default::default(),
+            zero6: Constant::new(0u64.to_bits()),
             zero8: Constant::new(0u64.to_bits()),
             zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
-            zero64k: Constant::new(0u64.to_bits()),
             zero512: Constant::new(0u64.to_bits()),
+            zero_rec: Constant::new(0u64.to_bits()),
+            k_db_rq: Constant::new(DB_RQ.to_bits()),
+            k_db_cq: Constant::new(DB_CQ.to_bits()),
+            k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
+            k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
+            k_op_resp_first: Constant::new(OP_RESP_FIRST.to_bits()),
+            k_op_resp_last: Constant::new(OP_RESP_LAST.to_bits()),
             rx_other_drop: Default::default(),
-            unused_in_dma_rd_req_ready: Default::default(),
-            unused_in_dma_rd_resp_valid: Default::default(),
-            unused_in_dma_rd_resp_data: Default::default(),
-            unused_in_dma_rd_resp_tag: Default::default(),
-            unused_in_dma_rd_resp_last: Default::default(),
-            unused_in_dma_rd_resp_err: Default::default(),
-            unused_in_dma_wr_req_ready: Default::default(),
-            unused_in_dma_wr_data_ready: Default::default(),
-            unused_in_dma_wr_status_valid: Default::default(),
-            unused_in_dma_wr_status_err: Default::default(),
-            unused_in_mac_tx_tready: Default::default(),
-            unused_ctl_m_db_kind: Default::default(),
             unused_ctl_m_db_index: Default::default(),
-            unused_ctl_m_db_value: Default::default(),
-            unused_ctl_m_qpev_kind: Default::default(),
-            unused_ctl_m_qpev_qpn: Default::default(),
-            unused_ctl_mac_lo: Default::default(),
-            unused_ctl_mac_hi: Default::default(),
-            unused_ctl_m_db_valid: Default::default(),
-            unused_ctl_m_qpev_valid: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
-            unused_ctl_s_mr_rd_ready: Default::default(),
-            unused_ctl_m_mr_rd_valid: Default::default(),
-            unused_ctl_m_mr_rd_data: Default::default(),
-            unused_ctl_s_qpc_rd_ready: Default::default(),
-            unused_ctl_m_qpc_rd_valid: Default::default(),
-            unused_ctl_m_qpc_rd_data: Default::default(),
-            unused_ctl_s_qpa_rd_ready: Default::default(),
-            unused_ctl_m_qpa_rd_valid: Default::default(),
-            unused_ctl_m_qpa_rd_data: Default::default(),
             unused_ctl_s_qpr_rd_ready: Default::default(),
             unused_ctl_m_qpr_rd_valid: Default::default(),
             unused_ctl_m_qpr_rd_data: Default::default(),
-            unused_ctl_s_qps_rd_ready: Default::default(),
-            unused_ctl_m_qps_rd_valid: Default::default(),
-            unused_ctl_m_qps_rd_data: Default::default(),
-            unused_ctl_s_qps_wr_ready: Default::default(),
-            zero_qps: Constant::new(QpsEntry::default()),
-            unused_rx_m_hdr_opcode: Default::default(),
             unused_rx_m_hdr_solicited: Default::default(),
             unused_rx_m_hdr_migreq: Default::default(),
             unused_rx_m_hdr_pad: Default::default(),
             unused_rx_m_hdr_pkey: Default::default(),
             unused_rx_m_hdr_fecn: Default::default(),
             unused_rx_m_hdr_becn: Default::default(),
-            unused_rx_m_hdr_dest_qp: Default::default(),
-            unused_rx_m_hdr_ack_req: Default::default(),
-            unused_rx_m_hdr_psn: Default::default(),
             unused_rx_m_hdr_src_mac: Default::default(),
             unused_rx_m_hdr_src_ip: Default::default(),
             unused_rx_m_hdr_dst_ip: Default::default(),
             unused_rx_m_hdr_udp_sport: Default::default(),
-            unused_rx_m_hdr_reth_va: Default::default(),
-            unused_rx_m_hdr_reth_rkey: Default::default(),
-            unused_rx_m_hdr_reth_dma_len: Default::default(),
             unused_rx_m_hdr_aeth_syndrome: Default::default(),
             unused_rx_m_hdr_aeth_msn: Default::default(),
             unused_rx_m_hdr_atomic_va: Default::default(),
             unused_rx_m_hdr_atomic_rkey: Default::default(),
-            unused_rx_m_hdr_atomic_swap: Default::default(),
-            unused_rx_m_hdr_atomic_compare: Default::default(),
             unused_rx_m_hdr_atomic_ack_orig: Default::default(),
-            unused_rx_m_hdr_immdt: Default::default(),
-            unused_rx_m_hdr_ieth: Default::default(),
-            unused_rx_m_hdr_payload_len: Default::default(),
-            unused_rx_m_hdr_has_reth: Default::default(),
             unused_rx_m_hdr_has_aeth: Default::default(),
-            unused_rx_m_hdr_has_atomic_eth: Default::default(),
             unused_rx_m_hdr_has_atomic_ack_eth: Default::default(),
-            unused_rx_m_hdr_has_immdt: Default::default(),
-            unused_rx_m_hdr_has_ieth: Default::default(),
             unused_rx_m_hdr_has_payload: Default::default(),
-            unused_rx_m_hdr_valid: Default::default(),
-            unused_rx_m_payload_tdata: Default::default(),
-            unused_rx_m_payload_tkeep: Default::default(),
-            unused_rx_m_payload_tlast: Default::default(),
-            unused_rx_m_payload_tvalid: Default::default(),
+            unused_resp_m_qp_err_valid: Default::default(),
+            unused_resp_m_qp_err_qpn: Default::default(),
+            unused_resp_m_cnt_qp_valid: Default::default(),
+            unused_resp_m_cnt_qpn: Default::default(),
+            unused_mr_m_res_err: Default::default(),
+            unused_rdr_tag: Default::default(),
+            unused_atom_tag: Default::default(),
+            unused_atom_m_replay_miss: Default::default(),
+            unused_rd_top_m0_resp_tag: Default::default(),
+            unused_rd_sub_m0_resp_tag: Default::default(),
+            unused_rd_sub_m1_resp_tag: Default::default(),
+            unused_arb_ack_s_rsp_pay_tready: Default::default(),
+            unused_arb_ack_s_req_pay_tready: Default::default(),
+            unused_tx_s_req_pkt_ready: Default::default(),
+            unused_tx_s_req_pay_tready: Default::default(),
+            unused_tx_m_err_payload: Default::default(),
+            unused_tx_m_err_icrc: Default::default(),
+            unused_sk_rd_req_m_last: Default::default(),
+            unused_sk_rd_req_m_err: Default::default(),
+            unused_sk_pkt_m_last: Default::default(),
+            unused_sk_pkt_m_err: Default::default(),
+            unused_sk_pay_m_err: Default::default(),
+            unused_sk_sub_req_m_last: Default::default(),
+            unused_sk_sub_req_m_err: Default::default(),
+            unused_sk_wa_req_m_last: Default::default(),
+            unused_sk_wa_req_m_err: Default::default(),
+            unused_sk_wa_data_m_err: Default::default(),
         }
     }
 }
 
-impl<const QA: usize, const MA: usize> Default for Engine<QA, MA> {
+impl<const QA: usize, const MA: usize, const QS: usize> Default for Engine<QA, MA, QS> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
+impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA, QS> {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, control, rx);
+        dff_setup!(self, clock, drain, st_a_valid, st_a_err);
+        clock!(
+            self,
+            clock,
+            control,
+            rx,
+            resp,
+            mr,
+            rdr,
+            atom,
+            cpl,
+            tx,
+            arb_ack,
+            arb_rsp,
+            rd_top,
+            rd_sub,
+            wr_a,
+            wr_b,
+            sk_rd_req,
+            sk_rd_resp,
+            sk_pkt,
+            sk_pay,
+            sk_sub_req,
+            sk_sub_resp,
+            sk_wa_req,
+            sk_wa_data
+        );
         self.control.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
+        self.resp.reset.next = self.reset.val();
+        self.mr.reset.next = self.reset.val();
+        self.rdr.reset.next = self.reset.val();
+        self.atom.reset.next = self.reset.val();
+        self.cpl.reset.next = self.reset.val();
+        self.tx.reset.next = self.reset.val();
+        self.arb_ack.reset.next = self.reset.val();
+        self.arb_rsp.reset.next = self.reset.val();
+        self.rd_top.reset.next = self.reset.val();
+        self.rd_sub.reset.next = self.reset.val();
+        self.wr_a.reset.next = self.reset.val();
+        self.wr_b.reset.next = self.reset.val();
+        self.sk_rd_req.reset.next = self.reset.val();
+        self.sk_rd_resp.reset.next = self.reset.val();
+        self.sk_pkt.reset.next = self.reset.val();
+        self.sk_pay.reset.next = self.reset.val();
+        self.sk_sub_req.reset.next = self.reset.val();
+        self.sk_sub_resp.reset.next = self.reset.val();
+        self.sk_wa_req.reset.next = self.reset.val();
+        self.sk_wa_data.reset.next = self.reset.val();
 
         // ---- BAR0 ----
         self.control.reg_valid.next = self.reg_valid.val();
@@ -329,8 +461,12 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
         self.reg_ready.next = self.control.reg_ready.val();
         self.reg_rdata_valid.next = self.control.reg_rdata_valid.val();
         self.reg_rdata.next = self.control.reg_rdata.val();
+        self.mac_cat.hi.next = self.control.mac_hi.val();
+        self.mac_cat.lo.next = self.control.mac_lo.val();
+        self.resp.local_mac.next = self.mac_cat.y.val();
+        self.resp.local_ip.next = self.control.ipv4.val();
 
-        // ---- MAC RX -> RX front end (records and payloads dropped: no responder yet) ----
+        // ---- MAC RX -> RX front end ----
         self.rx.enable.next = self.control.port_enable.val();
         self.rx.local_ip.next = self.control.ipv4.val();
         self.rx.s_axis_tdata.next = self.mac_rx_tdata.val();
@@ -338,8 +474,448 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
         self.rx.s_axis_tlast.next = self.mac_rx_tlast.val();
         self.rx.s_axis_tvalid.next = self.mac_rx_tvalid.val();
         self.rx.s_axis_tuser.next = self.mac_rx_tuser.val();
-        self.rx.m_hdr_ready.next = true;
-        self.rx.m_payload_tready.next = true;
+
+        // ---- dispatch: requests to the responder, responses and ACKs dropped ----
+        // Every statement reads sub-block outputs on its own (no shared locals), so no
+        // loop through a block appears (lib.rs conventions).
+        self.resp.s_hdr_valid.next = self.rx.m_hdr_valid.val()
+            & !self.drain.q.val()
+            & !((self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
+                & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val()));
+        self.rx.m_hdr_ready.next = self.resp.s_hdr_ready.val() & !self.drain.q.val();
+        if self.rx.m_hdr_valid.val()
+            & self.resp.s_hdr_ready.val()
+            & !self.drain.q.val()
+            & (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
+            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val())
+            & (self.rx.m_hdr_payload_len.val() != self.zero16.val())
+        {
+            self.drain.d.next = true;
+        }
+        if self.drain.q.val() & self.rx.m_payload_tvalid.val() & self.rx.m_payload_tlast.val() {
+            self.drain.d.next = false;
+        }
+        self.resp.s_hdr_opcode.next = self.rx.m_hdr_opcode.val();
+        self.resp.s_hdr_dest_qp.next = self.rx.m_hdr_dest_qp.val();
+        self.resp.s_hdr_ack_req.next = self.rx.m_hdr_ack_req.val();
+        self.resp.s_hdr_psn.next = self.rx.m_hdr_psn.val();
+        self.resp.s_hdr_reth_va.next = self.rx.m_hdr_reth_va.val();
+        self.resp.s_hdr_reth_rkey.next = self.rx.m_hdr_reth_rkey.val();
+        self.resp.s_hdr_reth_dma_len.next = self.rx.m_hdr_reth_dma_len.val();
+        self.resp.s_hdr_atomic_swap.next = self.rx.m_hdr_atomic_swap.val();
+        self.resp.s_hdr_atomic_compare.next = self.rx.m_hdr_atomic_compare.val();
+        self.resp.s_hdr_immdt.next = self.rx.m_hdr_immdt.val();
+        self.resp.s_hdr_ieth.next = self.rx.m_hdr_ieth.val();
+        self.resp.s_hdr_payload_len.next = self.rx.m_hdr_payload_len.val();
+        self.resp.s_hdr_has_reth.next = self.rx.m_hdr_has_reth.val();
+        self.resp.s_hdr_has_atomic_eth.next = self.rx.m_hdr_has_atomic_eth.val();
+        self.resp.s_hdr_has_immdt.next = self.rx.m_hdr_has_immdt.val();
+        self.resp.s_hdr_has_ieth.next = self.rx.m_hdr_has_ieth.val();
+        self.resp.s_payload_tdata.next = self.rx.m_payload_tdata.val();
+        self.resp.s_payload_tkeep.next = self.rx.m_payload_tkeep.val();
+        self.resp.s_payload_tlast.next = self.rx.m_payload_tlast.val();
+        self.resp.s_payload_tvalid.next = self.rx.m_payload_tvalid.val() & !self.drain.q.val();
+        self.rx.m_payload_tready.next = self.drain.q.val() | self.resp.s_payload_tready.val();
+        self.unused_rx_m_hdr_solicited.next = self.rx.m_hdr_solicited.val();
+        self.unused_rx_m_hdr_migreq.next = self.rx.m_hdr_migreq.val();
+        self.unused_rx_m_hdr_pad.next = self.rx.m_hdr_pad.val();
+        self.unused_rx_m_hdr_pkey.next = self.rx.m_hdr_pkey.val();
+        self.unused_rx_m_hdr_fecn.next = self.rx.m_hdr_fecn.val();
+        self.unused_rx_m_hdr_becn.next = self.rx.m_hdr_becn.val();
+        self.unused_rx_m_hdr_src_mac.next = self.rx.m_hdr_src_mac.val();
+        self.unused_rx_m_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
+        self.unused_rx_m_hdr_dst_ip.next = self.rx.m_hdr_dst_ip.val();
+        self.unused_rx_m_hdr_udp_sport.next = self.rx.m_hdr_udp_sport.val();
+        self.unused_rx_m_hdr_aeth_syndrome.next = self.rx.m_hdr_aeth_syndrome.val();
+        self.unused_rx_m_hdr_aeth_msn.next = self.rx.m_hdr_aeth_msn.val();
+        self.unused_rx_m_hdr_atomic_va.next = self.rx.m_hdr_atomic_va.val();
+        self.unused_rx_m_hdr_atomic_rkey.next = self.rx.m_hdr_atomic_rkey.val();
+        self.unused_rx_m_hdr_atomic_ack_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
+        self.unused_rx_m_hdr_has_aeth.next = self.rx.m_hdr_has_aeth.val();
+        self.unused_rx_m_hdr_has_atomic_ack_eth.next = self.rx.m_hdr_has_atomic_ack_eth.val();
+        self.unused_rx_m_hdr_has_payload.next = self.rx.m_hdr_has_payload.val();
+
+        // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ dropped ----
+        self.resp.s_rq_db_valid.next =
+            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_rq.val());
+        self.resp.s_rq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
+        self.resp.s_rq_db_pi.next = self.control.m_db_value.val();
+        self.cpl.s_db_valid.next =
+            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_cq.val());
+        self.cpl.s_db_cqn.next = self.control.m_db_index.val().get_bits::<8>(0);
+        self.cpl.s_db_ci.next = self.control.m_db_value.val();
+        self.control.m_db_ready.next = ((self.control.m_db_kind.val() == self.k_db_rq.val())
+            & self.resp.s_rq_db_ready.val())
+            | ((self.control.m_db_kind.val() == self.k_db_cq.val()) & self.cpl.s_db_ready.val())
+            | ((self.control.m_db_kind.val() != self.k_db_rq.val())
+                & (self.control.m_db_kind.val() != self.k_db_cq.val()));
+        self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
+
+        // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
+        self.cpl.s_cfg_valid.next = self.control.m_cqev_valid.val();
+        self.cpl.s_cfg_cqn.next = self.control.m_cqev_cqn.val();
+        self.cpl.s_cfg_iova64.next = self.control.m_cqev_iova64.val();
+        self.cpl.s_cfg_log.next = self.control.m_cqev_log.val();
+        self.control.m_cqev_ready.next = self.cpl.s_cfg_ready.val();
+        self.control.m_qpev_ready.next = true;
+        self.atom.s_clear_valid.next = self.control.m_qpev_valid.val()
+            & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
+                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()));
+        self.atom.s_clear_qpn.next = self.control.m_qpev_qpn.val();
+
+        // ---- context tables <-> responder ----
+        self.control.s_qpc_rd_valid.next = self.resp.m_qpc_rd_valid.val();
+        self.control.s_qpc_rd_addr.next = self.resp.m_qpc_rd_addr.val();
+        self.resp.m_qpc_rd_ready.next = self.control.s_qpc_rd_ready.val();
+        self.resp.s_qpc_rd_valid.next = self.control.m_qpc_rd_valid.val();
+        self.resp.s_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
+        self.control.s_qpa_rd_valid.next = self.resp.m_qpa_rd_valid.val();
+        self.control.s_qpa_rd_addr.next = self.resp.m_qpa_rd_addr.val();
+        self.resp.m_qpa_rd_ready.next = self.control.s_qpa_rd_ready.val();
+        self.resp.s_qpa_rd_valid.next = self.control.m_qpa_rd_valid.val();
+        self.resp.s_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
+        self.control.s_qps_rd_valid.next = self.resp.m_qps_rd_valid.val();
+        self.control.s_qps_rd_addr.next = self.resp.m_qps_rd_addr.val();
+        self.resp.m_qps_rd_ready.next = self.control.s_qps_rd_ready.val();
+        self.resp.s_qps_rd_valid.next = self.control.m_qps_rd_valid.val();
+        self.resp.s_qps_rd_data.next = self.control.m_qps_rd_data.val();
+        self.control.s_qps_wr_valid.next = self.resp.m_qps_wr_valid.val();
+        self.control.s_qps_wr_addr.next = self.resp.m_qps_wr_addr.val();
+        self.control.s_qps_wr_data.next = self.resp.m_qps_wr_data.val();
+        self.resp.m_qps_wr_ready.next = self.control.s_qps_wr_ready.val();
+        // Tables nobody reads yet (the requester will read qpr).
+        self.control.s_cq_rd_valid.next = false;
+        self.control.s_cq_rd_addr.next = self.zero8.val();
+        self.control.s_qpr_rd_valid.next = false;
+        self.control.s_qpr_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
+        self.unused_ctl_s_cq_rd_ready.next = self.control.s_cq_rd_ready.val();
+        self.unused_ctl_m_cq_rd_valid.next = self.control.m_cq_rd_valid.val();
+        self.unused_ctl_m_cq_rd_data.next = self.control.m_cq_rd_data.val();
+        self.unused_ctl_s_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
+        self.unused_ctl_m_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
+        self.unused_ctl_m_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
+
+        // ---- MR checks: responder -> MrCheck -> mr table ----
+        self.mr.s_req_valid.next = self.resp.m_mr_req_valid.val();
+        self.mr.s_req_key.next = self.resp.m_mr_req_key.val();
+        self.mr.s_req_pdn.next = self.resp.m_mr_req_pdn.val();
+        self.mr.s_req_va.next = self.resp.m_mr_req_va.val();
+        self.mr.s_req_len.next = self.resp.m_mr_req_len.val();
+        self.mr.s_req_need.next = self.resp.m_mr_req_need.val();
+        self.resp.m_mr_req_ready.next = self.mr.s_req_ready.val();
+        self.resp.s_mr_res_valid.next = self.mr.m_res_valid.val();
+        self.resp.s_mr_res_ok.next = self.mr.m_res_ok.val();
+        self.resp.s_mr_res_iova.next = self.mr.m_res_iova.val();
+        self.mr.m_res_ready.next = self.resp.s_mr_res_ready.val();
+        self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
+        self.control.s_mr_rd_valid.next = self.mr.m_mr_rd_valid.val();
+        self.control.s_mr_rd_addr.next = self.mr.m_mr_rd_addr.val();
+        self.mr.m_mr_rd_ready.next = self.control.s_mr_rd_ready.val();
+        self.mr.s_mr_rd_valid.next = self.control.m_mr_rd_valid.val();
+        self.mr.s_mr_rd_data.next = self.control.m_mr_rd_data.val();
+
+        // ---- jobs: READ -> ReadResp, atomics and replays -> AtomicUnit; their failures ----
+        self.rdr.s_job_valid.next = self.resp.m_read_job_valid.val();
+        self.resp.m_read_job_ready.next = self.rdr.s_job_ready.val();
+        self.rdr.s_job_dst_mac.next = self.resp.m_read_job_dst_mac.val();
+        self.rdr.s_job_src_mac.next = self.resp.m_read_job_src_mac.val();
+        self.rdr.s_job_src_ip.next = self.resp.m_read_job_src_ip.val();
+        self.rdr.s_job_dst_ip.next = self.resp.m_read_job_dst_ip.val();
+        self.rdr.s_job_udp_sport.next = self.resp.m_read_job_udp_sport.val();
+        self.rdr.s_job_dest_qp.next = self.resp.m_read_job_dest_qp.val();
+        self.rdr.s_job_qpn.next = self.resp.m_read_job_qpn.val();
+        self.rdr.s_job_psn.next = self.resp.m_read_job_psn.val();
+        self.rdr.s_job_msn.next = self.resp.m_read_job_msn.val();
+        self.rdr.s_job_iova.next = self.resp.m_read_job_iova.val();
+        self.rdr.s_job_len.next = self.resp.m_read_job_len.val();
+        self.rdr.s_job_pmtu.next = self.resp.m_read_job_pmtu.val();
+        self.atom.s_job_valid.next = self.resp.m_atomic_job_valid.val();
+        self.resp.m_atomic_job_ready.next = self.atom.s_job_ready.val();
+        self.atom.s_job_dst_mac.next = self.resp.m_atomic_job_dst_mac.val();
+        self.atom.s_job_src_mac.next = self.resp.m_atomic_job_src_mac.val();
+        self.atom.s_job_src_ip.next = self.resp.m_atomic_job_src_ip.val();
+        self.atom.s_job_dst_ip.next = self.resp.m_atomic_job_dst_ip.val();
+        self.atom.s_job_udp_sport.next = self.resp.m_atomic_job_udp_sport.val();
+        self.atom.s_job_dest_qp.next = self.resp.m_atomic_job_dest_qp.val();
+        self.atom.s_job_qpn.next = self.resp.m_atomic_job_qpn.val();
+        self.atom.s_job_psn.next = self.resp.m_atomic_job_psn.val();
+        self.atom.s_job_msn.next = self.resp.m_atomic_job_msn.val();
+        self.atom.s_job_iova.next = self.resp.m_atomic_job_iova.val();
+        self.atom.s_job_compare_swap.next = self.resp.m_atomic_job_compare_swap.val();
+        self.atom.s_job_swap_add.next = self.resp.m_atomic_job_swap_add.val();
+        self.atom.s_job_compare.next = self.resp.m_atomic_job_compare.val();
+        self.atom.s_replay_valid.next = self.resp.m_replay_valid.val();
+        self.resp.m_replay_ready.next = self.atom.s_replay_ready.val();
+        self.atom.s_replay_dst_mac.next = self.resp.m_replay_dst_mac.val();
+        self.atom.s_replay_src_mac.next = self.resp.m_replay_src_mac.val();
+        self.atom.s_replay_src_ip.next = self.resp.m_replay_src_ip.val();
+        self.atom.s_replay_dst_ip.next = self.resp.m_replay_dst_ip.val();
+        self.atom.s_replay_udp_sport.next = self.resp.m_replay_udp_sport.val();
+        self.atom.s_replay_dest_qp.next = self.resp.m_replay_dest_qp.val();
+        self.atom.s_replay_qpn.next = self.resp.m_replay_qpn.val();
+        self.atom.s_replay_psn.next = self.resp.m_replay_psn.val();
+        self.atom.s_replay_msn.next = self.resp.m_replay_msn.val();
+        self.unused_atom_m_replay_miss.next = self.atom.m_replay_miss.val();
+        self.resp.s_read_err_valid.next = self.rdr.m_err_valid.val();
+        self.resp.s_read_err_qpn.next = self.rdr.m_err_qpn.val();
+        self.resp.s_read_err_psn.next = self.rdr.m_err_psn.val();
+        self.resp.s_atomic_err_valid.next = self.atom.m_err_valid.val();
+        self.resp.s_atomic_err_qpn.next = self.atom.m_err_qpn.val();
+        self.resp.s_atomic_err_psn.next = self.atom.m_err_psn.val();
+        self.unused_resp_m_qp_err_valid.next = self.resp.m_qp_err_valid.val();
+        self.unused_resp_m_qp_err_qpn.next = self.resp.m_qp_err_qpn.val();
+
+        // ---- receive CQEs -> completion engine ----
+        self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val();
+        self.resp.m_cqe_ready.next = self.cpl.s_cqe_ready.val();
+        self.cpl.s_cqe_cqn.next = self.resp.m_cqe_cqn.val();
+        self.cpl.s_cqe_wr_id.next = self.resp.m_cqe_wr_id.val();
+        self.cpl.s_cqe_byte_len.next = self.resp.m_cqe_byte_len.val();
+        self.cpl.s_cqe_imm.next = self.resp.m_cqe_imm.val();
+        self.cpl.s_cqe_qp_num.next = self.resp.m_cqe_qp_num.val();
+        self.cpl.s_cqe_src_qp.next = self.resp.m_cqe_src_qp.val();
+        self.cpl.s_cqe_wqe_index.next = self.resp.m_cqe_wqe_index.val();
+        self.cpl.s_cqe_opcode.next = self.resp.m_cqe_opcode.val();
+        self.cpl.s_cqe_status.next = self.resp.m_cqe_status.val();
+        self.cpl.s_cqe_wc_flags.next = self.resp.m_cqe_wc_flags.val();
+        self.cpl.s_cqe_vendor_err.next = self.resp.m_cqe_vendor_err.val();
+
+        // ---- TX: ACK/NAK, then atomic ACKs, then READ responses, into TxPath ----
+        self.arb_ack.s_rsp_pkt_valid.next = self.resp.m_ack_pkt_valid.val();
+        self.arb_ack.s_rsp_pkt_data.next = self.resp.m_ack_pkt_data.val();
+        self.resp.m_ack_pkt_ready.next = self.arb_ack.s_rsp_pkt_ready.val();
+        self.arb_ack.s_rsp_pay_tdata.next = self.zero512.val();
+        self.arb_ack.s_rsp_pay_tlast.next = false;
+        self.arb_ack.s_rsp_pay_tvalid.next = false;
+        self.unused_arb_ack_s_rsp_pay_tready.next = self.arb_ack.s_rsp_pay_tready.val();
+        self.arb_ack.s_req_pkt_valid.next = self.atom.m_pkt_valid.val();
+        self.arb_ack.s_req_pkt_data.next = self.atom.m_pkt_data.val();
+        self.atom.m_pkt_ready.next = self.arb_ack.s_req_pkt_ready.val();
+        self.arb_ack.s_req_pay_tdata.next = self.zero512.val();
+        self.arb_ack.s_req_pay_tlast.next = false;
+        self.arb_ack.s_req_pay_tvalid.next = false;
+        self.unused_arb_ack_s_req_pay_tready.next = self.arb_ack.s_req_pay_tready.val();
+        self.arb_rsp.s_rsp_pkt_valid.next = self.arb_ack.m_pkt_valid.val();
+        self.arb_rsp.s_rsp_pkt_data.next = self.arb_ack.m_pkt_data.val();
+        self.arb_ack.m_pkt_ready.next = self.arb_rsp.s_rsp_pkt_ready.val();
+        self.arb_rsp.s_rsp_pay_tdata.next = self.arb_ack.m_pay_tdata.val();
+        self.arb_rsp.s_rsp_pay_tlast.next = self.arb_ack.m_pay_tlast.val();
+        self.arb_rsp.s_rsp_pay_tvalid.next = self.arb_ack.m_pay_tvalid.val();
+        self.arb_ack.m_pay_tready.next = self.arb_rsp.s_rsp_pay_tready.val();
+        self.sk_pkt.s_valid.next = self.rdr.m_pkt_valid.val();
+        self.sk_pkt.s_data.next = self.rdr.m_pkt_data.val();
+        self.sk_pkt.s_last.next = false;
+        self.sk_pkt.s_err.next = false;
+        self.rdr.m_pkt_ready.next = self.sk_pkt.s_ready.val();
+        self.arb_rsp.s_req_pkt_valid.next = self.sk_pkt.m_valid.val();
+        self.arb_rsp.s_req_pkt_data.next = self.sk_pkt.m_data.val();
+        self.sk_pkt.m_ready.next = self.arb_rsp.s_req_pkt_ready.val();
+        self.unused_sk_pkt_m_last.next = self.sk_pkt.m_last.val();
+        self.unused_sk_pkt_m_err.next = self.sk_pkt.m_err.val();
+        self.sk_pay.s_valid.next = self.rdr.m_pay_tvalid.val();
+        self.sk_pay.s_data.next = self.rdr.m_pay_tdata.val();
+        self.sk_pay.s_last.next = self.rdr.m_pay_tlast.val();
+        self.sk_pay.s_err.next = false;
+        self.rdr.m_pay_tready.next = self.sk_pay.s_ready.val();
+        self.arb_rsp.s_req_pay_tdata.next = self.sk_pay.m_data.val();
+        self.arb_rsp.s_req_pay_tlast.next = self.sk_pay.m_last.val();
+        self.arb_rsp.s_req_pay_tvalid.next = self.sk_pay.m_valid.val();
+        self.sk_pay.m_ready.next = self.arb_rsp.s_req_pay_tready.val();
+        self.unused_sk_pay_m_err.next = self.sk_pay.m_err.val();
+        self.tx.s_rsp_pkt_valid.next = self.arb_rsp.m_pkt_valid.val();
+        self.tx.s_rsp_pkt_data.next = self.arb_rsp.m_pkt_data.val();
+        self.arb_rsp.m_pkt_ready.next = self.tx.s_rsp_pkt_ready.val();
+        self.tx.s_rsp_pay_tdata.next = self.arb_rsp.m_pay_tdata.val();
+        self.tx.s_rsp_pay_tlast.next = self.arb_rsp.m_pay_tlast.val();
+        self.tx.s_rsp_pay_tvalid.next = self.arb_rsp.m_pay_tvalid.val();
+        self.arb_rsp.m_pay_tready.next = self.tx.s_rsp_pay_tready.val();
+        // The requester's source, idle until it exists.
+        self.tx.s_req_pkt_valid.next = false;
+        self.tx.s_req_pkt_data.next = self.zero_rec.val();
+        self.tx.s_req_pay_tdata.next = self.zero512.val();
+        self.tx.s_req_pay_tlast.next = false;
+        self.tx.s_req_pay_tvalid.next = false;
+        self.unused_tx_s_req_pkt_ready.next = self.tx.s_req_pkt_ready.val();
+        self.unused_tx_s_req_pay_tready.next = self.tx.s_req_pay_tready.val();
+        self.mac_tx_tdata.next = self.tx.m_axis_tdata.val();
+        self.mac_tx_tkeep.next = self.tx.m_axis_tkeep.val();
+        self.mac_tx_tlast.next = self.tx.m_axis_tlast.val();
+        self.mac_tx_tvalid.next = self.tx.m_axis_tvalid.val();
+        self.tx.m_axis_tready.next = self.mac_tx_tready.val();
+        self.unused_tx_m_err_payload.next = self.tx.m_err_payload.val();
+        self.unused_tx_m_err_icrc.next = self.tx.m_err_icrc.val();
+
+        // ---- DMA reads: rd_top(ReadResp, rd_sub(responder, atomic unit)) ----
+        self.rd_sub.s0_req_valid.next = self.resp.m_dma_rd_req_valid.val();
+        self.rd_sub.s0_req_addr.next = self.resp.m_dma_rd_req_addr.val();
+        self.rd_sub.s0_req_len.next = self.resp.m_dma_rd_req_len.val();
+        self.rd_sub.s0_req_tag.next = self.zero6.val();
+        self.resp.m_dma_rd_req_ready.next = self.rd_sub.s0_req_ready.val();
+        self.rd_sub.s1_req_valid.next = self.atom.m_dma_rd_req_valid.val();
+        self.rd_sub.s1_req_addr.next = self.atom.m_dma_rd_req_addr.val();
+        self.rd_sub.s1_req_len.next = self.atom.m_dma_rd_req_len.val();
+        self.rd_sub.s1_req_tag.next = self.atom.m_dma_rd_req_tag.val().get_bits::<6>(0);
+        self.unused_atom_tag.next = self.atom.m_dma_rd_req_tag.val();
+        self.atom.m_dma_rd_req_ready.next = self.rd_sub.s1_req_ready.val();
+        self.rd_req_lt.hi.next = self.rdr.m_dma_rd_req_len.val();
+        self.rd_req_lt.lo.next = self.rdr.m_dma_rd_req_tag.val().get_bits::<7>(0);
+        self.unused_rdr_tag.next = self.rdr.m_dma_rd_req_tag.val();
+        self.rd_req_cat.hi.next = self.rdr.m_dma_rd_req_addr.val();
+        self.rd_req_cat.lo.next = self.rd_req_lt.y.val();
+        self.sk_rd_req.s_valid.next = self.rdr.m_dma_rd_req_valid.val();
+        self.sk_rd_req.s_data.next = self.rd_req_cat.y.val();
+        self.sk_rd_req.s_last.next = false;
+        self.sk_rd_req.s_err.next = false;
+        self.rdr.m_dma_rd_req_ready.next = self.sk_rd_req.s_ready.val();
+        self.rd_top.s0_req_valid.next = self.sk_rd_req.m_valid.val();
+        self.rd_top.s0_req_addr.next = self.sk_rd_req.m_data.val().get_bits::<64>(23);
+        self.rd_top.s0_req_len.next = self.sk_rd_req.m_data.val().get_bits::<16>(7);
+        self.rd_top.s0_req_tag.next = self.sk_rd_req.m_data.val().get_bits::<7>(0);
+        self.sk_rd_req.m_ready.next = self.rd_top.s0_req_ready.val();
+        self.unused_sk_rd_req_m_last.next = self.sk_rd_req.m_last.val();
+        self.unused_sk_rd_req_m_err.next = self.sk_rd_req.m_err.val();
+        self.sub_req_lt.hi.next = self.rd_sub.m_req_len.val();
+        self.sub_req_lt.lo.next = self.rd_sub.m_req_tag.val();
+        self.sub_req_cat.hi.next = self.rd_sub.m_req_addr.val();
+        self.sub_req_cat.lo.next = self.sub_req_lt.y.val();
+        self.sk_sub_req.s_valid.next = self.rd_sub.m_req_valid.val();
+        self.sk_sub_req.s_data.next = self.sub_req_cat.y.val();
+        self.sk_sub_req.s_last.next = false;
+        self.sk_sub_req.s_err.next = false;
+        self.rd_sub.m_req_ready.next = self.sk_sub_req.s_ready.val();
+        self.rd_top.s1_req_valid.next = self.sk_sub_req.m_valid.val();
+        self.rd_top.s1_req_addr.next = self.sk_sub_req.m_data.val().get_bits::<64>(23);
+        self.rd_top.s1_req_len.next = self.sk_sub_req.m_data.val().get_bits::<16>(7);
+        self.rd_top.s1_req_tag.next = self.sk_sub_req.m_data.val().get_bits::<7>(0);
+        self.sk_sub_req.m_ready.next = self.rd_top.s1_req_ready.val();
+        self.unused_sk_sub_req_m_last.next = self.sk_sub_req.m_last.val();
+        self.unused_sk_sub_req_m_err.next = self.sk_sub_req.m_err.val();
+        self.dma_rd_req_valid.next = self.rd_top.m_req_valid.val();
+        self.dma_rd_req_addr.next = self.rd_top.m_req_addr.val();
+        self.dma_rd_req_len.next = self.rd_top.m_req_len.val();
+        self.dma_rd_req_tag.next = self.rd_top.m_req_tag.val();
+        self.rd_top.m_req_ready.next = self.dma_rd_req_ready.val();
+        self.rd_top.s_resp_valid.next = self.dma_rd_resp_valid.val();
+        self.rd_top.s_resp_data.next = self.dma_rd_resp_data.val();
+        self.rd_top.s_resp_tag.next = self.dma_rd_resp_tag.val();
+        self.rd_top.s_resp_last.next = self.dma_rd_resp_last.val();
+        self.rd_top.s_resp_err.next = self.dma_rd_resp_err.val();
+        self.dma_rd_resp_ready.next = self.rd_top.s_resp_ready.val();
+        // The clients ignore response tags (responses come in request order).
+        self.sk_rd_resp.s_valid.next = self.rd_top.m0_resp_valid.val();
+        self.sk_rd_resp.s_data.next = self.rd_top.m0_resp_data.val();
+        self.sk_rd_resp.s_last.next = self.rd_top.m0_resp_last.val();
+        self.sk_rd_resp.s_err.next = self.rd_top.m0_resp_err.val();
+        self.rd_top.m0_resp_ready.next = self.sk_rd_resp.s_ready.val();
+        self.rdr.s_dma_rd_resp_valid.next = self.sk_rd_resp.m_valid.val();
+        self.rdr.s_dma_rd_resp_data.next = self.sk_rd_resp.m_data.val();
+        self.rdr.s_dma_rd_resp_tag.next = self.zero8.val();
+        self.rdr.s_dma_rd_resp_last.next = self.sk_rd_resp.m_last.val();
+        self.rdr.s_dma_rd_resp_err.next = self.sk_rd_resp.m_err.val();
+        self.sk_rd_resp.m_ready.next = self.rdr.s_dma_rd_resp_ready.val();
+        self.unused_rd_top_m0_resp_tag.next = self.rd_top.m0_resp_tag.val();
+        self.sub_resp_cat.hi.next = self.rd_top.m1_resp_tag.val();
+        self.sub_resp_cat.lo.next = self.rd_top.m1_resp_data.val();
+        self.sk_sub_resp.s_valid.next = self.rd_top.m1_resp_valid.val();
+        self.sk_sub_resp.s_data.next = self.sub_resp_cat.y.val();
+        self.sk_sub_resp.s_last.next = self.rd_top.m1_resp_last.val();
+        self.sk_sub_resp.s_err.next = self.rd_top.m1_resp_err.val();
+        self.rd_top.m1_resp_ready.next = self.sk_sub_resp.s_ready.val();
+        self.rd_sub.s_resp_valid.next = self.sk_sub_resp.m_valid.val();
+        self.rd_sub.s_resp_data.next = self.sk_sub_resp.m_data.val().get_bits::<512>(0);
+        self.rd_sub.s_resp_tag.next = self.sk_sub_resp.m_data.val().get_bits::<7>(512);
+        self.rd_sub.s_resp_last.next = self.sk_sub_resp.m_last.val();
+        self.rd_sub.s_resp_err.next = self.sk_sub_resp.m_err.val();
+        self.sk_sub_resp.m_ready.next = self.rd_sub.s_resp_ready.val();
+        self.resp.s_dma_rd_resp_valid.next = self.rd_sub.m0_resp_valid.val();
+        self.resp.s_dma_rd_resp_data.next = self.rd_sub.m0_resp_data.val();
+        self.resp.s_dma_rd_resp_last.next = self.rd_sub.m0_resp_last.val();
+        self.resp.s_dma_rd_resp_err.next = self.rd_sub.m0_resp_err.val();
+        self.rd_sub.m0_resp_ready.next = self.resp.s_dma_rd_resp_ready.val();
+        self.unused_rd_sub_m0_resp_tag.next = self.rd_sub.m0_resp_tag.val();
+        self.atom.s_dma_rd_resp_valid.next = self.rd_sub.m1_resp_valid.val();
+        self.atom.s_dma_rd_resp_data.next = self.rd_sub.m1_resp_data.val();
+        self.atom.s_dma_rd_resp_tag.next = self.zero8.val();
+        self.atom.s_dma_rd_resp_last.next = self.rd_sub.m1_resp_last.val();
+        self.atom.s_dma_rd_resp_err.next = self.rd_sub.m1_resp_err.val();
+        self.rd_sub.m1_resp_ready.next = self.atom.s_dma_rd_resp_ready.val();
+        self.unused_rd_sub_m1_resp_tag.next = self.rd_sub.m1_resp_tag.val();
+
+        // ---- DMA writes: wr_b(wr_a(responder payload, atomic unit), completion) ----
+        self.wr_a.s0_req_valid.next = self.resp.m_dma_wr_req_valid.val();
+        self.wr_a.s0_req_addr.next = self.resp.m_dma_wr_req_addr.val();
+        self.wr_a.s0_req_len.next = self.resp.m_dma_wr_req_len.val();
+        self.resp.m_dma_wr_req_ready.next = self.wr_a.s0_req_ready.val();
+        self.wr_a.s0_data_valid.next = self.resp.m_dma_wr_data_valid.val();
+        self.wr_a.s0_data.next = self.resp.m_dma_wr_data.val();
+        self.wr_a.s0_data_keep.next = self.resp.m_dma_wr_data_keep.val();
+        self.wr_a.s0_data_last.next = self.resp.m_dma_wr_data_last.val();
+        self.resp.m_dma_wr_data_ready.next = self.wr_a.s0_data_ready.val();
+        self.resp.s_dma_wr_status_valid.next = self.wr_a.m0_status_valid.val();
+        self.resp.s_dma_wr_status_err.next = self.wr_a.m0_status_err.val();
+        self.wr_a.s1_req_valid.next = self.atom.m_dma_wr_req_valid.val();
+        self.wr_a.s1_req_addr.next = self.atom.m_dma_wr_req_addr.val();
+        self.wr_a.s1_req_len.next = self.atom.m_dma_wr_req_len.val();
+        self.atom.m_dma_wr_req_ready.next = self.wr_a.s1_req_ready.val();
+        self.wr_a.s1_data_valid.next = self.atom.m_dma_wr_data_valid.val();
+        self.wr_a.s1_data.next = self.atom.m_dma_wr_data_data.val();
+        self.wr_a.s1_data_keep.next = self.atom.m_dma_wr_data_keep.val();
+        self.wr_a.s1_data_last.next = self.atom.m_dma_wr_data_last.val();
+        self.atom.m_dma_wr_data_ready.next = self.wr_a.s1_data_ready.val();
+        self.atom.s_dma_wr_status_valid.next = self.wr_a.m1_status_valid.val();
+        self.atom.s_dma_wr_status_err.next = self.wr_a.m1_status_err.val();
+        self.wa_req_cat.hi.next = self.wr_a.m_req_addr.val();
+        self.wa_req_cat.lo.next = self.wr_a.m_req_len.val();
+        self.sk_wa_req.s_valid.next = self.wr_a.m_req_valid.val();
+        self.sk_wa_req.s_data.next = self.wa_req_cat.y.val();
+        self.sk_wa_req.s_last.next = false;
+        self.sk_wa_req.s_err.next = false;
+        self.wr_a.m_req_ready.next = self.sk_wa_req.s_ready.val();
+        self.wr_b.s0_req_valid.next = self.sk_wa_req.m_valid.val();
+        self.wr_b.s0_req_addr.next = self.sk_wa_req.m_data.val().get_bits::<64>(16);
+        self.wr_b.s0_req_len.next = self.sk_wa_req.m_data.val().get_bits::<16>(0);
+        self.sk_wa_req.m_ready.next = self.wr_b.s0_req_ready.val();
+        self.unused_sk_wa_req_m_last.next = self.sk_wa_req.m_last.val();
+        self.unused_sk_wa_req_m_err.next = self.sk_wa_req.m_err.val();
+        self.wa_data_cat.hi.next = self.wr_a.m_data_keep.val();
+        self.wa_data_cat.lo.next = self.wr_a.m_data.val();
+        self.sk_wa_data.s_valid.next = self.wr_a.m_data_valid.val();
+        self.sk_wa_data.s_data.next = self.wa_data_cat.y.val();
+        self.sk_wa_data.s_last.next = self.wr_a.m_data_last.val();
+        self.sk_wa_data.s_err.next = false;
+        self.wr_a.m_data_ready.next = self.sk_wa_data.s_ready.val();
+        self.wr_b.s0_data_valid.next = self.sk_wa_data.m_valid.val();
+        self.wr_b.s0_data.next = self.sk_wa_data.m_data.val().get_bits::<512>(0);
+        self.wr_b.s0_data_keep.next = self.sk_wa_data.m_data.val().get_bits::<64>(512);
+        self.wr_b.s0_data_last.next = self.sk_wa_data.m_last.val();
+        self.sk_wa_data.m_ready.next = self.wr_b.s0_data_ready.val();
+        self.unused_sk_wa_data_m_err.next = self.sk_wa_data.m_err.val();
+        self.st_a_valid.d.next = self.wr_b.m0_status_valid.val();
+        self.st_a_err.d.next = self.wr_b.m0_status_err.val();
+        self.wr_a.s_status_valid.next = self.st_a_valid.q.val();
+        self.wr_a.s_status_err.next = self.st_a_err.q.val();
+        self.wr_b.s1_req_valid.next = self.cpl.m_wr_req_valid.val();
+        self.wr_b.s1_req_addr.next = self.cpl.m_wr_req_addr.val();
+        self.wr_b.s1_req_len.next = self.cpl.m_wr_req_len.val();
+        self.cpl.m_wr_req_ready.next = self.wr_b.s1_req_ready.val();
+        self.wr_b.s1_data_valid.next = self.cpl.m_wr_data_valid.val();
+        self.wr_b.s1_data.next = self.cpl.m_wr_data.val();
+        self.wr_b.s1_data_keep.next = self.cpl.m_wr_data_keep.val();
+        self.wr_b.s1_data_last.next = self.cpl.m_wr_data_last.val();
+        self.cpl.m_wr_data_ready.next = self.wr_b.s1_data_ready.val();
+        self.cpl.s_wr_status_valid.next = self.wr_b.m1_status_valid.val();
+        self.cpl.s_wr_status_err.next = self.wr_b.m1_status_err.val();
+        self.dma_wr_req_valid.next = self.wr_b.m_req_valid.val();
+        self.dma_wr_req_addr.next = self.wr_b.m_req_addr.val();
+        self.dma_wr_req_len.next = self.wr_b.m_req_len.val();
+        self.wr_b.m_req_ready.next = self.dma_wr_req_ready.val();
+        self.dma_wr_data_valid.next = self.wr_b.m_data_valid.val();
+        self.dma_wr_data.next = self.wr_b.m_data.val();
+        self.dma_wr_data_keep.next = self.wr_b.m_data_keep.val();
+        self.dma_wr_data_last.next = self.wr_b.m_data_last.val();
+        self.wr_b.m_data_ready.next = self.dma_wr_data_ready.val();
+        self.wr_b.s_status_valid.next = self.dma_wr_status_valid.val();
+        self.wr_b.s_status_err.next = self.dma_wr_status_err.val();
 
         // ---- counters ----
         self.rx_other_drop.next = self.rx.m_drop_mac.val() | self.rx.m_drop_overflow.val();
@@ -347,125 +923,25 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
         self.incs.rx_bytes.next = self.rx.m_rx_frame.val();
         self.incs.icrc_drops.next = self.rx.m_drop_icrc.val();
         self.incs.malformed_drops.next = self.rx.m_drop_malformed.val() | self.rx_other_drop.val();
-        self.incs.unknown_qp_drops.next = self.rx.m_drop_ip.val();
+        self.incs.unknown_qp_drops.next =
+            self.rx.m_drop_ip.val() | self.resp.m_cnt_unknown_qp_drops.val();
+        self.incs.tx_frames.next = self.tx.m_tx_frame.val();
+        self.incs.tx_bytes.next = self.tx.m_tx_frame.val();
+        self.incs.duplicates.next = self.resp.m_cnt_duplicates.val();
+        self.incs.psn_seq_drops.next = self.resp.m_cnt_psn_seq_drops.val();
+        self.incs.naks_sent.next = self.resp.m_cnt_naks_sent.val();
+        self.incs.rnr_naks_sent.next = self.resp.m_cnt_rnr_naks_sent.val();
+        self.incs.dma_faults.next = self.resp.m_cnt_dma_faults.val() | self.cpl.m_dma_fault.val();
+        self.unused_resp_m_cnt_qp_valid.next = self.resp.m_cnt_qp_valid.val();
+        self.unused_resp_m_cnt_qpn.next = self.resp.m_cnt_qpn.val();
         self.control.cnt_inc.next = self.incs.y.val();
         self.control.cnt_rx_bytes.next = self.rx.m_rx_bytes.val();
-        self.control.cnt_tx_bytes.next = self.zero16.val();
+        self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();
 
-        // ---- taken and dropped until their consumers exist ----
-        self.control.m_db_ready.next = true;
-        self.control.m_qpev_ready.next = true;
-        self.control.s_cq_rd_valid.next = false;
-        self.control.s_mr_rd_valid.next = false;
-        self.control.s_qpc_rd_valid.next = false;
-        self.control.s_qpa_rd_valid.next = false;
-        self.control.s_qpr_rd_valid.next = false;
-        self.control.s_qps_rd_valid.next = false;
-        self.control.s_cq_rd_addr.next = self.zero8.val();
-        self.control.s_mr_rd_addr.next = self.zero64.val().get_bits::<MA>(0);
-        self.control.s_qpc_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qpa_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qpr_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qps_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qps_wr_valid.next = false;
-        self.control.s_qps_wr_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qps_wr_data.next = self.zero_qps.val();
-        self.unused_ctl_m_db_kind.next = self.control.m_db_kind.val();
-        self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
-        self.unused_ctl_m_db_value.next = self.control.m_db_value.val();
-        self.unused_ctl_m_qpev_kind.next = self.control.m_qpev_kind.val();
-        self.unused_ctl_m_qpev_qpn.next = self.control.m_qpev_qpn.val();
-        self.unused_ctl_mac_lo.next = self.control.mac_lo.val();
-        self.unused_ctl_mac_hi.next = self.control.mac_hi.val();
-        self.unused_ctl_m_db_valid.next = self.control.m_db_valid.val();
-        self.unused_ctl_m_qpev_valid.next = self.control.m_qpev_valid.val();
-        self.unused_ctl_s_cq_rd_ready.next = self.control.s_cq_rd_ready.val();
-        self.unused_ctl_m_cq_rd_valid.next = self.control.m_cq_rd_valid.val();
-        self.unused_ctl_m_cq_rd_data.next = self.control.m_cq_rd_data.val();
-        self.unused_ctl_s_mr_rd_ready.next = self.control.s_mr_rd_ready.val();
-        self.unused_ctl_m_mr_rd_valid.next = self.control.m_mr_rd_valid.val();
-        self.unused_ctl_m_mr_rd_data.next = self.control.m_mr_rd_data.val();
-        self.unused_ctl_s_qpc_rd_ready.next = self.control.s_qpc_rd_ready.val();
-        self.unused_ctl_m_qpc_rd_valid.next = self.control.m_qpc_rd_valid.val();
-        self.unused_ctl_m_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
-        self.unused_ctl_s_qpa_rd_ready.next = self.control.s_qpa_rd_ready.val();
-        self.unused_ctl_m_qpa_rd_valid.next = self.control.m_qpa_rd_valid.val();
-        self.unused_ctl_m_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
-        self.unused_ctl_s_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
-        self.unused_ctl_m_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
-        self.unused_ctl_m_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
-        self.unused_ctl_s_qps_rd_ready.next = self.control.s_qps_rd_ready.val();
-        self.unused_ctl_m_qps_rd_valid.next = self.control.m_qps_rd_valid.val();
-        self.unused_ctl_m_qps_rd_data.next = self.control.m_qps_rd_data.val();
-        self.unused_ctl_s_qps_wr_ready.next = self.control.s_qps_wr_ready.val();
-        self.unused_rx_m_hdr_opcode.next = self.rx.m_hdr_opcode.val();
-        self.unused_rx_m_hdr_solicited.next = self.rx.m_hdr_solicited.val();
-        self.unused_rx_m_hdr_migreq.next = self.rx.m_hdr_migreq.val();
-        self.unused_rx_m_hdr_pad.next = self.rx.m_hdr_pad.val();
-        self.unused_rx_m_hdr_pkey.next = self.rx.m_hdr_pkey.val();
-        self.unused_rx_m_hdr_fecn.next = self.rx.m_hdr_fecn.val();
-        self.unused_rx_m_hdr_becn.next = self.rx.m_hdr_becn.val();
-        self.unused_rx_m_hdr_dest_qp.next = self.rx.m_hdr_dest_qp.val();
-        self.unused_rx_m_hdr_ack_req.next = self.rx.m_hdr_ack_req.val();
-        self.unused_rx_m_hdr_psn.next = self.rx.m_hdr_psn.val();
-        self.unused_rx_m_hdr_src_mac.next = self.rx.m_hdr_src_mac.val();
-        self.unused_rx_m_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
-        self.unused_rx_m_hdr_dst_ip.next = self.rx.m_hdr_dst_ip.val();
-        self.unused_rx_m_hdr_udp_sport.next = self.rx.m_hdr_udp_sport.val();
-        self.unused_rx_m_hdr_reth_va.next = self.rx.m_hdr_reth_va.val();
-        self.unused_rx_m_hdr_reth_rkey.next = self.rx.m_hdr_reth_rkey.val();
-        self.unused_rx_m_hdr_reth_dma_len.next = self.rx.m_hdr_reth_dma_len.val();
-        self.unused_rx_m_hdr_aeth_syndrome.next = self.rx.m_hdr_aeth_syndrome.val();
-        self.unused_rx_m_hdr_aeth_msn.next = self.rx.m_hdr_aeth_msn.val();
-        self.unused_rx_m_hdr_atomic_va.next = self.rx.m_hdr_atomic_va.val();
-        self.unused_rx_m_hdr_atomic_rkey.next = self.rx.m_hdr_atomic_rkey.val();
-        self.unused_rx_m_hdr_atomic_swap.next = self.rx.m_hdr_atomic_swap.val();
-        self.unused_rx_m_hdr_atomic_compare.next = self.rx.m_hdr_atomic_compare.val();
-        self.unused_rx_m_hdr_atomic_ack_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
-        self.unused_rx_m_hdr_immdt.next = self.rx.m_hdr_immdt.val();
-        self.unused_rx_m_hdr_ieth.next = self.rx.m_hdr_ieth.val();
-        self.unused_rx_m_hdr_payload_len.next = self.rx.m_hdr_payload_len.val();
-        self.unused_rx_m_hdr_has_reth.next = self.rx.m_hdr_has_reth.val();
-        self.unused_rx_m_hdr_has_aeth.next = self.rx.m_hdr_has_aeth.val();
-        self.unused_rx_m_hdr_has_atomic_eth.next = self.rx.m_hdr_has_atomic_eth.val();
-        self.unused_rx_m_hdr_has_atomic_ack_eth.next = self.rx.m_hdr_has_atomic_ack_eth.val();
-        self.unused_rx_m_hdr_has_immdt.next = self.rx.m_hdr_has_immdt.val();
-        self.unused_rx_m_hdr_has_ieth.next = self.rx.m_hdr_has_ieth.val();
-        self.unused_rx_m_hdr_has_payload.next = self.rx.m_hdr_has_payload.val();
-        self.unused_rx_m_hdr_valid.next = self.rx.m_hdr_valid.val();
-        self.unused_rx_m_payload_tdata.next = self.rx.m_payload_tdata.val();
-        self.unused_rx_m_payload_tkeep.next = self.rx.m_payload_tkeep.val();
-        self.unused_rx_m_payload_tlast.next = self.rx.m_payload_tlast.val();
-        self.unused_rx_m_payload_tvalid.next = self.rx.m_payload_tvalid.val();
-        self.unused_in_dma_rd_req_ready.next = self.dma_rd_req_ready.val();
-        self.unused_in_dma_rd_resp_valid.next = self.dma_rd_resp_valid.val();
-        self.unused_in_dma_rd_resp_data.next = self.dma_rd_resp_data.val();
-        self.unused_in_dma_rd_resp_tag.next = self.dma_rd_resp_tag.val();
-        self.unused_in_dma_rd_resp_last.next = self.dma_rd_resp_last.val();
-        self.unused_in_dma_rd_resp_err.next = self.dma_rd_resp_err.val();
-        self.unused_in_dma_wr_req_ready.next = self.dma_wr_req_ready.val();
-        self.unused_in_dma_wr_data_ready.next = self.dma_wr_data_ready.val();
-        self.unused_in_dma_wr_status_valid.next = self.dma_wr_status_valid.val();
-        self.unused_in_dma_wr_status_err.next = self.dma_wr_status_err.val();
-        self.unused_in_mac_tx_tready.next = self.mac_tx_tready.val();
-
-        // ---- idle until the requester, responder and completion engine are wired ----
-        self.dma_rd_req_valid.next = false;
-        self.dma_rd_req_addr.next = self.zero64.val();
-        self.dma_rd_req_len.next = self.zero16.val();
-        self.dma_rd_req_tag.next = self.zero8.val();
-        self.dma_rd_resp_ready.next = true;
-        self.dma_wr_req_valid.next = false;
-        self.dma_wr_req_addr.next = self.zero64.val();
-        self.dma_wr_req_len.next = self.zero16.val();
-        self.dma_wr_data_valid.next = false;
-        self.dma_wr_data.next = self.zero512.val();
-        self.dma_wr_data_keep.next = self.zero64k.val();
-        self.dma_wr_data_last.next = false;
-        self.mac_tx_tdata.next = self.zero512.val();
-        self.mac_tx_tkeep.next = self.zero64k.val();
-        self.mac_tx_tlast.next = false;
-        self.mac_tx_tvalid.next = false;
+        if self.reset.val() {
+            self.drain.d.next = false;
+            self.st_a_valid.d.next = false;
+        }
     }
 }
 
@@ -473,24 +949,55 @@ impl<const QA: usize, const MA: usize> Logic for Engine<QA, MA> {
 /// Hand-written Verilog: `#[hdl_gen]` cannot build a vector from single bits.
 #[derive(LogicBlock, Default)]
 pub struct CounterIncs {
+    pub tx_frames: Signal<In, Bit>,
+    /// Adds the byte count the register file takes beside the vector (`cnt_tx_bytes`).
+    pub tx_bytes: Signal<In, Bit>,
     pub rx_frames: Signal<In, Bit>,
     /// Adds the byte count the register file takes beside the vector (`cnt_rx_bytes`).
     pub rx_bytes: Signal<In, Bit>,
     pub icrc_drops: Signal<In, Bit>,
     pub malformed_drops: Signal<In, Bit>,
+    pub psn_seq_drops: Signal<In, Bit>,
+    pub duplicates: Signal<In, Bit>,
+    pub naks_sent: Signal<In, Bit>,
+    pub rnr_naks_sent: Signal<In, Bit>,
+    pub dma_faults: Signal<In, Bit>,
     pub unknown_qp_drops: Signal<In, Bit>,
     pub y: Signal<Out, Bits<{ Counter::COUNT }>>,
 }
 
 impl CounterIncs {
-    /// The inputs wired today, with their counters.
-    fn inputs(&self) -> [(Counter, bool); 5] {
+    /// The inputs wired today, with their counters and Verilog names.
+    fn inputs(&self) -> [(Counter, bool, &'static str); 12] {
         [
-            (Counter::RxFrames, self.rx_frames.val()),
-            (Counter::RxBytes, self.rx_bytes.val()),
-            (Counter::IcrcDrops, self.icrc_drops.val()),
-            (Counter::MalformedDrops, self.malformed_drops.val()),
-            (Counter::UnknownQpDrops, self.unknown_qp_drops.val()),
+            (Counter::TxFrames, self.tx_frames.val(), "tx_frames"),
+            (Counter::TxBytes, self.tx_bytes.val(), "tx_bytes"),
+            (Counter::RxFrames, self.rx_frames.val(), "rx_frames"),
+            (Counter::RxBytes, self.rx_bytes.val(), "rx_bytes"),
+            (Counter::IcrcDrops, self.icrc_drops.val(), "icrc_drops"),
+            (
+                Counter::MalformedDrops,
+                self.malformed_drops.val(),
+                "malformed_drops",
+            ),
+            (
+                Counter::PsnSeqDrops,
+                self.psn_seq_drops.val(),
+                "psn_seq_drops",
+            ),
+            (Counter::Duplicates, self.duplicates.val(), "duplicates"),
+            (Counter::NaksSent, self.naks_sent.val(), "naks_sent"),
+            (
+                Counter::RnrNaksSent,
+                self.rnr_naks_sent.val(),
+                "rnr_naks_sent",
+            ),
+            (Counter::DmaFaults, self.dma_faults.val(), "dma_faults"),
+            (
+                Counter::UnknownQpDrops,
+                self.unknown_qp_drops.val(),
+                "unknown_qp_drops",
+            ),
         ]
     }
 }
@@ -498,7 +1005,7 @@ impl CounterIncs {
 impl Logic for CounterIncs {
     fn update(&mut self) {
         let mut y = Bits::<{ Counter::COUNT }>::default();
-        for (c, v) in self.inputs() {
+        for (c, v, _) in self.inputs() {
             y = y.replace_bit(c as usize, v);
         }
         self.y.next = y;
@@ -510,20 +1017,13 @@ impl Logic for CounterIncs {
 
     fn hdl(&self) -> Verilog {
         let mut v = format!("always @(*) begin\n    y = {}'h0;\n", Counter::COUNT);
-        for (c, name) in [
-            (Counter::RxFrames, "rx_frames"),
-            (Counter::RxBytes, "rx_bytes"),
-            (Counter::IcrcDrops, "icrc_drops"),
-            (Counter::MalformedDrops, "malformed_drops"),
-            (Counter::UnknownQpDrops, "unknown_qp_drops"),
-        ] {
+        for (c, _, name) in self.inputs() {
             v.push_str(&format!("    y[{}] = {name};\n", c as usize));
         }
         v.push_str("end\n");
         Verilog::Custom(v)
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,7 +1032,7 @@ mod tests {
     use rocenic_proto::abi::regs;
     use rocenic_proto::wire::Opcode;
 
-    type Top = Engine<QP_LOG, MR_LOG>;
+    type Top = Engine<QP_LOG, MR_LOG, { QP_LOG + 4 }>;
 
     /// The engine with its MAC TX ready and the DMA ports answering nothing.
     fn engine() -> Bench<Top> {
@@ -608,8 +1108,23 @@ mod tests {
         }
     }
 
+    /// Runs `f` on a thread with a stack large enough for the whole engine (RustHDL keeps
+    /// every block by value; the default 2 MiB test stack overflows).
+    fn big_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn(f)
+            .expect("spawning the bench thread")
+            .join()
+            .expect("the bench panicked");
+    }
+
     #[test]
     fn identifies_itself_and_counts_received_frames_by_fate() {
+        big_stack(counts_received_frames_by_fate);
+    }
+
+    fn counts_received_frames_by_fate() {
         let mut b = engine();
         assert_eq!(read(&mut b, regs::ID), regs::DEVICE_ID);
         assert_eq!(read(&mut b, regs::MAX_QP), 1 << QP_LOG);
@@ -636,9 +1151,11 @@ mod tests {
         assert_eq!(counter(&mut b, Counter::RxFrames), 2);
         assert_eq!(counter(&mut b, Counter::RxBytes), 2 * good.len() as u64);
         assert_eq!(counter(&mut b, Counter::IcrcDrops), 1);
-        assert_eq!(counter(&mut b, Counter::UnknownQpDrops), 1);
+        // One for another address, two for a QP that does not exist (the responder's).
+        assert_eq!(counter(&mut b, Counter::UnknownQpDrops), 3);
         assert_eq!(counter(&mut b, Counter::MalformedDrops), 0);
-        // Nothing leaves the engine yet.
+        // Nothing is answered: no QP exists.
+        assert_eq!(counter(&mut b, Counter::TxFrames), 0);
         b.settle();
         assert!(!b.uut.mac_tx_tvalid.val());
         assert!(!b.uut.dma_rd_req_valid.val() && !b.uut.dma_wr_req_valid.val());

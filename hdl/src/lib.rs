@@ -84,6 +84,8 @@
 //!   flight, records and payload in order as the model's `exec_read` sends them.
 //! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
 //!   ATOMIC ACKNOWLEDGE, and the 16-entry per-QP replay cache for duplicates.
+//! - [`skid::Skid`]: a register slice on a valid/ready channel (breaks combinational
+//!   loops between blocks in the engine top).
 //! - [`byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`regfile::RegFile`] (BAR0) and
@@ -127,6 +129,7 @@ pub mod responder;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod segmenter;
+pub mod skid;
 pub mod tx_arbiter;
 pub mod tx_leaves;
 pub mod tx_path;
@@ -340,7 +343,9 @@ impl Design {
     /// Its Verilog, with `top` as the top module.
     pub fn verilog(self) -> String {
         match self {
-            Design::Engine => generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG>::new()),
+            Design::Engine => {
+                generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG, { QP_LOG + 4 }>::new())
+            }
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::<7, 8>::default()),

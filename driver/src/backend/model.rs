@@ -171,12 +171,13 @@ pub fn two_node_world(cfg: &PairConfig, pcap: Option<&Path>) -> Result<ModelPair
 }
 
 /// [`two_node_world`] with any two devices as nodes A and B (`cfg.nic` is not used): the
-/// RTL backend's testbed. [`World::device_as`] finds them by their own type.
-pub fn pair_world<D: Device + 'static>(
+/// RTL backend's testbed, or a model NIC cabled to an RTL engine. [`World::device_as`]
+/// finds them by their own type.
+pub fn pair_world<A: Device + 'static, B: Device + 'static>(
     cfg: &PairConfig,
     pcap: Option<&Path>,
-    dev_a: D,
-    dev_b: D,
+    dev_a: A,
+    dev_b: B,
 ) -> Result<ModelPair> {
     let mut world = World::new(cfg.world.clone()).map_err(sim_err)?;
     let a = world.add_node(dev_a);

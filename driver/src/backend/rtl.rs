@@ -3,10 +3,12 @@
 //! [`ModelBackend`] as the behavioural model: the driver cannot tell them apart except by
 //! what works.
 //!
-//! The engine's first version is the control plane only (register file, command engine,
-//! context tables, RX front end, completion engine): commands and counters work, RDMA
-//! traffic does not. [`require_datapath`] is the one place that says so; commands that
-//! move data call it and fail at once instead of waiting for completions that never come.
+//! The engine has the control plane (register file, command engine, context tables), the
+//! RX front end and the responder side of the datapath (it answers SEND, WRITE, READ and
+//! atomics of a peer; `driver/tests/rtl.rs` runs it against a model requester), but no
+//! requester: it cannot post sends. [`require_datapath`] is the one place that says so;
+//! the CLI commands that need both sides call it and fail at once instead of waiting for
+//! completions that never come.
 
 use std::path::{Path, PathBuf};
 
@@ -18,9 +20,9 @@ use crate::backend::model::{pair_world, ModelBackend, ModelPair, PairConfig};
 use crate::{Error, Result};
 
 /// What the RTL engine still lacks for RDMA traffic, or `None` once it has it. Delete the
-/// `Some` (and this comment) when the requester/responder land.
+/// `Some` (and this comment) when the requester lands.
 pub const DATAPATH_MISSING: Option<&str> =
-    Some("the RTL engine has no requester/responder yet: see docs/hdl.md");
+    Some("the RTL engine has no requester yet (it answers only as a responder): see docs/hdl.md");
 
 /// Fails with [`Error::BackendLacks`] while the RTL engine cannot move RDMA traffic.
 pub fn require_datapath() -> Result<()> {
