@@ -203,9 +203,11 @@ impl EngineConfig {
     pub fn engine_verilog(self) -> String {
         match self {
             EngineConfig::Default => Design::Engine.verilog(),
-            EngineConfig::Large => {
-                generate_verilog(&mut engine::Engine::<LARGE_QP_LOG, LARGE_MR_LOG>::new())
-            }
+            EngineConfig::Large => generate_verilog(&mut engine::Engine::<
+                LARGE_QP_LOG,
+                LARGE_MR_LOG,
+                { LARGE_QP_LOG + 4 },
+            >::new()),
         }
     }
 }
