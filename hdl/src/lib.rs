@@ -203,13 +203,29 @@ impl EngineConfig {
     pub fn engine_verilog(self) -> String {
         match self {
             EngineConfig::Default => Design::Engine.verilog(),
-            EngineConfig::Large => generate_verilog(&mut engine::Engine::<
-                LARGE_QP_LOG,
-                LARGE_MR_LOG,
-                { LARGE_QP_LOG + 4 },
-            >::new()),
+            EngineConfig::Large => with_big_stack(|| {
+                generate_verilog(&mut engine::Engine::<
+                    LARGE_QP_LOG,
+                    LARGE_MR_LOG,
+                    { LARGE_QP_LOG + 4 },
+                >::new())
+            }),
         }
     }
+}
+
+/// Runs `f` on a thread with a 512 MiB stack and returns its result. RustHDL keeps every
+/// block by value and elaborates recursively, so the engine top (the large size above all)
+/// overflows a test thread's 2 MiB stack and can overflow the main thread's 8 MiB.
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(scope, f)
+            .expect("spawning the elaboration thread")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 use hdr_build::HdrBuild;
@@ -345,9 +361,9 @@ impl Design {
     /// Its Verilog, with `top` as the top module.
     pub fn verilog(self) -> String {
         match self {
-            Design::Engine => {
+            Design::Engine => with_big_stack(|| {
                 generate_verilog(&mut engine::Engine::<QP_LOG, MR_LOG, { QP_LOG + 4 }>::new())
-            }
+            }),
             Design::IcrcCheck => generate_verilog(&mut Icrc::new(IcrcMode::Check)),
             Design::IcrcGenerate => generate_verilog(&mut Icrc::new(IcrcMode::Generate)),
             Design::DmaReadMux => generate_verilog(&mut dma_rd_mux::DmaReadMux::<7, 8>::default()),

@@ -131,33 +131,20 @@ fn control_plane_tables_are_block_ram() {
     );
 }
 
-/// The engine top's utilization at each build size (docs/hdl.md, "Utilization by
-/// configuration"): the large size lints as clean as the default (which
-/// `verilator_lint_is_clean` covers) and its QP and MR tables (4x and 16x) take more block
-/// RAM. Until the datapath is wired, synthesis trims the blocks whose outputs go nowhere,
-/// so these figures understate the finished engine; they are what the engine is today.
+/// The engine top at every build size other than the default (which
+/// `verilator_lint_is_clean` covers) lints as clean. Its utilization
+/// (`rocenic-hdl --config NAME --synth`, docs/hdl.md "Utilization by configuration") is
+/// not synthesised here: the wired engine takes several CPU-minutes of yosys per size.
 #[test]
-fn engine_utilization_by_configuration() {
-    let mut bram = Vec::new();
+fn every_engine_size_lints_clean() {
     for config in EngineConfig::ALL {
-        let verilog = config.engine_verilog();
-        let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
-        if config != EngineConfig::Default {
-            pass(gates::verilator_lint(&verilog, &dir));
+        if config == EngineConfig::Default {
+            continue;
         }
-        let stats: SynthStats = pass(gates::yosys_synth(&verilog, &dir));
-        println!(
-            "engine {} ({} QPs, {} MRs) (yosys synth_xilinx): {stats}",
-            config.name(),
-            1u32 << config.qp_log(),
-            1u32 << config.mr_log()
-        );
-        bram.push(stats.bram36_equivalent());
+        let dir = work_dir(&format!("lint-{}", config.name()), Design::Engine);
+        pass(gates::verilator_lint(&config.engine_verilog(), &dir));
+        let _ = std::fs::remove_dir_all(dir);
     }
-    assert!(
-        bram[1] > bram[0],
-        "the large engine should take more block RAM than the default: {bram:?}"
-    );
 }
 
 #[test]
