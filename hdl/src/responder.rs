@@ -1697,6 +1697,7 @@ mod diff;
 
 #[cfg(test)]
 mod tests {
+    use super::diff::{field, get, put};
     use super::*;
     use crate::bench::Bench;
     use crate::icrc::beat_from_bytes;
@@ -1710,27 +1711,6 @@ mod tests {
     const PDN: u32 = 1;
     const RQ_RING: u64 = 0x40_0000;
     const DEST_QPN: u32 = 0x55;
-
-    fn put<const W: usize>(e: &mut Bits<W>, at: usize, w: usize, v: u64) {
-        for b in 0..w {
-            *e = e.replace_bit(at + b, (v >> b) & 1 == 1);
-        }
-    }
-
-    fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
-        (0..w).fold(0, |v, b| v | (u64::from(e.get_bit(at + b)) << b))
-    }
-
-    fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
-        let mut at = 0;
-        for &(n, w) in fields {
-            if n == name {
-                return (at, w);
-            }
-            at += w;
-        }
-        panic!("no field {name}")
-    }
 
     #[test]
     fn ack_record_layout_is_the_tx_record() {

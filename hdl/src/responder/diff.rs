@@ -334,17 +334,20 @@ impl Attrs {
     }
 }
 
-fn put<const W: usize>(e: &mut Bits<W>, at: usize, w: usize, v: u64) {
+/// Shared with the scripted bench (`super::tests`).
+pub(super) fn put<const W: usize>(e: &mut Bits<W>, at: usize, w: usize, v: u64) {
     for b in 0..w {
         *e = e.replace_bit(at + b, (v >> b) & 1 == 1);
     }
 }
 
-fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
+/// Shared with the scripted bench (`super::tests`).
+pub(super) fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
     (0..w).fold(0, |v, b| v | (u64::from(e.get_bit(at + b)) << b))
 }
 
-fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
+/// Shared with the scripted bench (`super::tests`).
+pub(super) fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
     let mut at = 0;
     for &(n, w) in fields {
         if n == name {
