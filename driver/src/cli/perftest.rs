@@ -25,6 +25,8 @@
 //!
 //! What rocenic adds or does differently:
 //!
+//! - `--backend rtl` puts the Verilated RTL engine on the wire; it has no requester yet,
+//!   so it runs only as a server ([`posts_sends`]), the client refused at once;
 //! - the port options of `rocenic pingpong` (`--backend model`, `--wire`, `--mac`,
 //!   `--ip`, `--peer-mac`, `--pcap`, `--timeout`, `--loss`/`--dup`/`--reorder`/`--seed`);
 //!   our port has one GID (index 0, `::ffff:IP`): `-x` is accepted and ignored;
@@ -1321,8 +1323,7 @@ mod tests {
             args.link.backend = "rtl".into();
             let t0 = Instant::now();
             let e = run_with(&args, Prebound::default(), &mut Vec::new())
-                .err()
-                .expect("an RTL client must be refused while the engine has no requester");
+                .expect_err("an RTL client must be refused while the engine has no requester");
             assert!(e.to_string().contains("no requester yet"), "{e}");
             // Refused before any socket, engine or wait.
             assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
