@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One interop run of a perftest bandwidth tool (ib_write_bw, ib_read_bw, ib_send_bw,
 # ib_atomic_bw on Linux soft-RoCE, rdma_rxe, in a QEMU guest) against `rocenic perftest`
-# (the model NIC on the host), cabled by a UDP wire on 127.0.0.1.
+# (the model NIC on the host, or the Verilated RTL engine with --backend rtl), cabled by a UDP wire on 127.0.0.1.
 #
 #   tests/interop/perftest.sh VERB [--rxe-server | --rxe-client] [-s SIZE] [-n ITERS] [-m MTU]
 #                             [-A FETCH_AND_ADD|CMP_AND_SWAP] [--violate rkey|bounds]
 #                             [--advertise-bad rkey|bounds]
 #                             [--loss P] [--dup P] [--reorder P] [--seed N]
-#                             [--rocenic PATH] [--timeout S] [--keep]
+#                             [--backend model|rtl] [--rocenic PATH] [--timeout S] [--keep]
 #
 # VERB: write, read, send or atomic (the guest runs ib_VERB_bw).
 # --rxe-server (default): the guest runs `ib_VERB_bw -d rxe0 -x 1 -F ...` as the server,
@@ -18,9 +18,11 @@
 #   address past rxe's buffer and must complete REM_ACCESS_ERR; both sides still exit 0.
 # --advertise-bad (with --rxe-client; write/read): rocenic shows rxe a wrong rkey or an
 #   address past its buffer; rocenic must NAK and exit 0, rxe's tool must fail with a
-#   completion error (the run passes only then).
+#   completion error of status 10, IBV_WC_REM_ACCESS_ERR (the run passes only then).
 # --loss/--dup/--reorder/--seed: seeded faults on OUR side of the wire, both directions
 #   (rocenic perftest's options of the same names).
+# --backend model|rtl: our device (default model). The RTL engine has no requester yet, so
+#   `rocenic perftest --backend rtl` runs only as the server (with --rxe-client).
 # --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
 # --keep: keep the artifacts directory after a success too.
 #
@@ -35,10 +37,10 @@ root=$(cd "$here/../.." && pwd)
 
 mode=rxe-server size=65536 iters=20 mtu=1024 atomic=FETCH_AND_ADD verb=
 negative=() expect_guest_fail=0
-loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model
 rocenic=${ROCENIC:-$root/target/release/rocenic}
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --rxe-server) mode=rxe-server ;;
@@ -54,6 +56,7 @@ while [ $# -gt 0 ]; do
         --dup) dup=$2; shift ;;
         --reorder) reorder=$2; shift ;;
         --seed) seed=$2; shift ;;
+        --backend) backend=$2; shift ;;
         --rocenic) rocenic=$2; shift ;;
         --timeout) timeout=$2; shift ;;
         --keep) keep=1 ;;
@@ -77,6 +80,7 @@ else
 fi
 [ ${#negative[@]} -gt 0 ] && name+="${negative[0]#-}-${negative[1]}"
 [ "$loss$dup$reorder" != 000 ] && name+="-loss$loss-dup$dup-reorder$reorder-seed$seed"
+[ "$backend" != model ] && name+="-$backend"
 art="$root/target/interop-artifacts/$name-$(date +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$art"
 
@@ -97,7 +101,7 @@ for attempt in 1 2 3; do
 pick_ports
 ours=("$rocenic" perftest "$verb" $tool_opts
       --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
-      --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed"
+      --backend "$backend" --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed"
       "${negative[@]:+${negative[@]}}")
 guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
        --log "$art/guest-console.log" --timeout "$timeout")
@@ -119,9 +123,11 @@ secs=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
 show_outputs
 pass=0
 if [ $expect_guest_fail = 1 ]; then
-    # The negative test: rxe's tool must fail on a completion error, ours must not.
+    # The negative test: rxe's tool must fail on a completion error, ours must not; the
+    # error must be IBV_WC_REM_ACCESS_ERR (status 10), what our NAK asks for.
     if [ $ours_rc = 0 ] && [ $guest_rc != 0 ] && [ $guest_rc != 124 ] \
-        && grep -qiE "completion with error|failed status" "$art/guest.out"; then
+        && grep -qiE "completion with error" "$art/guest.out" \
+        && grep -qE "Failed status 10:" "$art/guest.out"; then
         pass=1
     fi
 elif [ $ours_rc = 0 ] && [ $guest_rc = 0 ]; then

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One interop run of ibv_rc_pingpong (Linux soft-RoCE, rdma_rxe, in a QEMU guest) against
-# `rocenic pingpong` (the model NIC on the host), cabled by a UDP wire on 127.0.0.1.
+# `rocenic pingpong` (the model NIC on the host, or the RTL engine with --backend rtl), cabled by a UDP wire on 127.0.0.1.
 #
 #   tests/interop/pingpong.sh [--rxe-server | --rxe-client] [-s SIZE] [-n ITERS] [-m MTU] [-c]
 #                             [--loss P] [--dup P] [--reorder P] [--seed N]
-#                             [--rocenic PATH] [--timeout S] [--keep]
+#                             [--backend model|rtl] [--rocenic PATH] [--timeout S] [--keep]
 #
 # --rxe-server (default): the guest runs `ibv_rc_pingpong -d rxe0 -g 1 ...` as the server,
 #   rocenic is the client (connects through --hostfwd HP:18515, retrying while the guest boots).
@@ -12,6 +12,8 @@
 #   10.0.2.100:18515, forwarded to HP by --guestfwd.
 # --loss/--dup/--reorder/--seed: seeded faults on OUR side of the wire, both directions
 #   (rocenic pingpong's options of the same names).
+# --backend model|rtl: our device (default model). The RTL engine has no requester yet and
+#   both roles of a ping-pong send: `rocenic pingpong --backend rtl` refuses at once.
 # --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
 # --keep: keep the artifacts directory after a success too.
 #
@@ -25,10 +27,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 mode=rxe-server size=4096 iters=20 mtu=1024 chk=0
-loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model
 rocenic=${ROCENIC:-$root/target/release/rocenic}
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --rxe-server) mode=rxe-server ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
         --dup) dup=$2; shift ;;
         --reorder) reorder=$2; shift ;;
         --seed) seed=$2; shift ;;
+        --backend) backend=$2; shift ;;
         --rocenic) rocenic=$2; shift ;;
         --timeout) timeout=$2; shift ;;
         --keep) keep=1 ;;
@@ -59,6 +62,7 @@ fi
 name="pingpong-$mode-s$size-m$mtu-n$iters"
 [ "$chk" = 1 ] && name+="-c"
 [ "$loss$dup$reorder" != 000 ] && name+="-loss$loss-dup$dup-reorder$reorder-seed$seed"
+[ "$backend" != model ] && name+="-$backend"
 art="$root/target/interop-artifacts/$name-$(date +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$art"
 
@@ -77,7 +81,7 @@ for attempt in 1 2 3; do
 pick_ports
 ours=("$rocenic" pingpong $tool_opts
       --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
-      --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed")
+      --backend "$backend" --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed")
 guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
        --log "$art/guest-console.log" --timeout "$timeout")
 

@@ -1,7 +1,7 @@
 //! Interoperability with a real RoCE v2 stack: `ibv_rc_pingpong` and perftest's
 //! `ib_{write,read,send,atomic}_bw` on Linux soft-RoCE (`rdma_rxe`) in a QEMU guest
-//! against `rocenic pingpong` / `rocenic perftest` (the model NIC) on the host, cabled by
-//! a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh` or
+//! against `rocenic pingpong` / `rocenic perftest` (the model NIC, or the Verilated RTL
+//! engine with `--backend rtl`) on the host, cabled by a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh` or
 //! `tests/interop/perftest.sh` (its own guest, its own free ports); the runs are
 //! serialised, since two TCG guests on two cores would only slow each other down. A
 //! failed run keeps its pcap and the guest's console log and prints where they are. See
@@ -122,6 +122,38 @@ fn pingpong(args: &[&str]) {
 
 fn perftest(args: &[&str]) {
     interop_run("perftest.sh", args);
+}
+
+/// Builds (or finds in the Verilator cache) the RTL engine once per test binary, before
+/// the first RTL run boots its guest: `rocenic` finds it in the same cache
+/// (`rocenic_sim::rtl::default_cache_dir`), so no run's timeouts include its build.
+fn rtl_engine_ready() {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    let ready = READY.get_or_init(|| {
+        let start = Instant::now();
+        let r = rocenic_sim::rtl_device::engine_lib(None)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        eprintln!(
+            "the RTL engine is ready in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+        r
+    });
+    if let Err(e) = ready {
+        panic!("the Verilated RTL engine cannot be built: {e}");
+    }
+}
+
+/// A perftest run with our side on the RTL engine (`--backend rtl`).
+fn perftest_rtl(args: &[&str]) {
+    {
+        let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        rtl_engine_ready();
+    }
+    let mut all = args.to_vec();
+    all.extend(["--backend", "rtl"]);
+    perftest(&all);
 }
 
 #[test]
@@ -474,5 +506,113 @@ fn rxe_write_past_our_buffer_is_nakked() {
         "1024",
         "--advertise-bad",
         "bounds",
+    ]);
+}
+
+// The RTL engine (`--backend rtl`) as the passive side: it has no requester yet, so rxe is
+// always the client and our engine the server, answering as a responder (WRITE, READ,
+// atomics; SEND into posted receives). The engine is ticked every cycle, far below its
+// 250 MHz clock: iteration counts stay small. See docs/interop.md ("The RTL engine").
+
+#[test]
+fn rtl_write_bw_rxe_client_5000_bytes_pmtu_1024() {
+    perftest_rtl(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "5000",
+        "-n",
+        "20",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn rtl_read_bw_rxe_client_10000_bytes_pmtu_4096() {
+    perftest_rtl(&[
+        "read",
+        "--rxe-client",
+        "-s",
+        "10000",
+        "-n",
+        "20",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn rtl_send_bw_rxe_client_3000_bytes_pmtu_1024() {
+    perftest_rtl(&[
+        "send",
+        "--rxe-client",
+        "-s",
+        "3000",
+        "-n",
+        "20",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn rtl_atomic_bw_fetch_and_add_rxe_client_pmtu_1024() {
+    perftest_rtl(&[
+        "atomic",
+        "--rxe-client",
+        "-A",
+        "FETCH_AND_ADD",
+        "-n",
+        "50",
+        "-m",
+        "1024",
+    ]);
+}
+
+#[test]
+fn rtl_atomic_bw_cmp_and_swap_rxe_client_pmtu_4096() {
+    perftest_rtl(&[
+        "atomic",
+        "--rxe-client",
+        "-A",
+        "CMP_AND_SWAP",
+        "-n",
+        "50",
+        "-m",
+        "4096",
+    ]);
+}
+
+#[test]
+fn rtl_write_bw_rxe_client_with_loss_dup_reorder() {
+    let mut args = vec![
+        "write",
+        "--rxe-client",
+        "-s",
+        "5000",
+        "-n",
+        "30",
+        "-m",
+        "1024",
+    ];
+    args.extend(FAULTS);
+    args.extend(["--seed", "13"]);
+    perftest_rtl(&args);
+}
+
+#[test]
+fn rtl_rxe_write_with_wrong_rkey_is_nakked() {
+    perftest_rtl(&[
+        "write",
+        "--rxe-client",
+        "-s",
+        "4096",
+        "-n",
+        "5",
+        "-m",
+        "1024",
+        "--advertise-bad",
+        "rkey",
     ]);
 }

@@ -8,7 +8,9 @@
 //! atomics of a peer; `driver/tests/rtl.rs` runs it against a model requester), but no
 //! requester: it cannot post sends. [`require_datapath`] is the one place that says so;
 //! the CLI commands that need both sides call it and fail at once instead of waiting for
-//! completions that never come.
+//! completions that never come. On a real wire (`rocenic perftest --backend rtl`, see
+//! `crate::cli::wire`) the engine runs in the roles that post no sends, perftest's
+//! servers, against Linux soft-RoCE (`docs/interop.md`).
 
 use std::path::{Path, PathBuf};
 

@@ -25,6 +25,8 @@
 //!
 //! What rocenic adds or does differently:
 //!
+//! - `--backend rtl` puts the Verilated RTL engine on the wire; it has no requester yet,
+//!   so it runs only as a server ([`posts_sends`]), the client refused at once;
 //! - the port options of `rocenic pingpong` (`--backend model`, `--wire`, `--mac`,
 //!   `--ip`, `--peer-mac`, `--pcap`, `--timeout`, `--loss`/`--dup`/`--reorder`/`--seed`);
 //!   our port has one GID (index 0, `::ffff:IP`): `-x` is accepted and ignored;
@@ -313,7 +315,8 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PerftestReport> {
-    args.link.check_backend("perftest")?;
+    args.link
+        .check_backend("perftest", posts_sends(args.verb, args.server.is_some()))?;
     let plan = plan(args)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let listener = match (&args.server, pre.listener) {
@@ -329,6 +332,19 @@ pub fn run_with(
     let (mut report, wire) = close_session(&nic, ctx, result)?;
     report.wire = wire;
     Ok(report)
+}
+
+/// Whether our side of a run posts sends of its own (requester work). The client moves
+/// the data (WRITE, READ, SEND, atomics); a server only waits (WRITE, READ, atomics: the
+/// client's traffic needs nothing from it but the responder) or posts receives (SEND).
+/// The handshake, every synchronisation, the reports and the closing "done" go over TCP,
+/// never over RDMA; perftest's server likewise posts no sends without `-b`
+/// (bidirectional), which neither tool here takes.
+pub fn posts_sends(verb: Verb, client: bool) -> bool {
+    match (verb, client) {
+        (_, true) => true,
+        (Verb::Write | Verb::Read | Verb::Atomic | Verb::Send, false) => false,
+    }
 }
 
 /// Our QP and buffer.
@@ -742,11 +758,19 @@ fn session(
         out,
         "simulated: {cycles} cycles at {mhz} MHz = {:.2} usec{}",
         sim_secs * 1e6,
-        if client {
+        if client || nic.is_slow() {
+            // A server's span runs from the last synchronisation before the traffic to
+            // the first after it: the client's traffic as our NIC saw it (on the RTL,
+            // whose clock lags wall-clock time, the only meaningful rate of this side).
             format!(
-                ": {:.2} MB/sec, {:.6} Mpps",
+                ": {:.2} MB/sec, {:.6} Mpps{}",
                 mb_per_sec(f64::from(size) * iters as f64, sim_secs),
-                iters as f64 / sim_secs / 1e6
+                iters as f64 / sim_secs / 1e6,
+                if client {
+                    ""
+                } else {
+                    " (the client's traffic, received)"
+                }
             )
         } else {
             String::new()
@@ -1283,6 +1307,28 @@ fn check_server_memory(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_client_posts_sends_and_an_rtl_client_is_refused_at_once() {
+        for verb in [Verb::Write, Verb::Read, Verb::Send, Verb::Atomic] {
+            assert!(posts_sends(verb, true), "{verb:?}");
+            assert!(!posts_sends(verb, false), "{verb:?}");
+            let mut args = PerftestArgs::new(
+                verb,
+                WireSpec::Udp { local: 1, peer: 2 },
+                [2, 0, 0, 0, 0, 1],
+                [10, 0, 0, 1],
+            );
+            args.server = Some("127.0.0.1".into());
+            args.link.backend = "rtl".into();
+            let t0 = Instant::now();
+            let e = run_with(&args, Prebound::default(), &mut Vec::new())
+                .expect_err("an RTL client must be refused while the engine has no requester");
+            assert!(e.to_string().contains("no requester yet"), "{e}");
+            // Refused before any socket, engine or wait.
+            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        }
+    }
 
     #[test]
     fn offsets_step_through_the_cycle_buffer_like_perftest() {

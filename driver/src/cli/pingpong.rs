@@ -182,7 +182,8 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PingpongReport> {
-    args.link.check_backend("pingpong")?;
+    // Both roles of a ping-pong send.
+    args.link.check_backend("pingpong", true)?;
     let mtu = Mtu::from_bytes(args.mtu).ok_or_else(|| {
         anyhow::anyhow!(
             "-m {}: the path MTU must be 256, 512, 1024, 2048 or 4096",

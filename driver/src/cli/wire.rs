@@ -5,6 +5,14 @@
 //! The NIC answers ARP for `--ip` and learns or resolves its peer's MAC through the wire's
 //! host-side ARP helper (see `rocenic_sim::udp_wire` and `docs/design.md`); the world's
 //! clock is paced against wall-clock time, so its timers keep real time with the peer.
+//!
+//! The device is the behavioural model (`--backend model`) or the Verilated RTL engine
+//! (`--backend rtl`). The engine is ticked every cycle (it never reports idle time, see
+//! `rocenic_sim::rtl_device`), far below 250 MHz, so its simulated clock lags wall-clock
+//! time: every wait of a [`WiredNic`] on an RTL device is bounded by wall-clock time as
+//! well as by cycles, and bandwidth is reported in simulated time (cycles at 250 MHz).
+//! The engine has no requester yet, so it runs only in roles that post no sends
+//! ([`WireLinkArgs::check_backend`]).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -16,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use rocenic_model::{Nic, NicConfig};
+use rocenic_proto::device::Device;
 use rocenic_sim::{
     FaultConfig, NodeId, UdpWire, UdpWireConfig, UdpWireStats, World, WorldConfig, NS_PER_CYCLE,
 };
@@ -129,7 +138,8 @@ pub const DEFAULT_REORDER_DELAY_US: u64 = 2000;
 /// `--backend`, `--wire`, `--mac`, `--ip`, `--peer-mac`, `--pcap` and the faults.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct WireLinkArgs {
-    /// Device backend: "model" ("rtl" once the RTL engine has its datapath).
+    /// Device backend: "model", or "rtl" (the Verilated engine: only in roles that post no
+    /// sends of their own, as it has no requester yet).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).
@@ -166,27 +176,44 @@ impl WireLinkArgs {
         }
     }
 
-    /// Refuses a backend the wired tools cannot run on (`tool` names the command).
-    pub fn check_backend(&self, tool: &str) -> anyhow::Result<()> {
-        let kind = crate::cli::setup::parse_backend(&self.backend)?;
-        if kind == crate::cli::setup::BackendKind::Rtl {
-            crate::backend::rtl::require_datapath()?;
-        }
-        if kind != crate::cli::setup::BackendKind::Model {
-            bail!(
-                "--backend {}: {tool} runs on the model backend only so far",
+    /// Refuses a backend the wired tools cannot run on (`tool` names the command):
+    /// `posts_sends` says whether our side's role posts sends of its own (any requester
+    /// work: SEND, WRITE, READ, atomics), which the RTL engine cannot do yet
+    /// ([`crate::backend::rtl::require_datapath`]'s error).
+    pub fn check_backend(&self, tool: &str, posts_sends: bool) -> anyhow::Result<()> {
+        match crate::cli::setup::parse_backend(&self.backend)? {
+            crate::cli::setup::BackendKind::Model => Ok(()),
+            crate::cli::setup::BackendKind::Rtl => {
+                if posts_sends {
+                    crate::backend::rtl::require_datapath()?;
+                }
+                Ok(())
+            }
+            crate::cli::setup::BackendKind::Vfio(_) => bail!(
+                "--backend {}: {tool} runs on the model and rtl backends only",
                 self.backend
-            );
+            ),
         }
-        Ok(())
     }
 
     /// Opens the wire (on `udp` when the caller bound the socket), its faults and pcap,
-    /// and a NIC on it.
+    /// and a NIC of the `--backend` on it (the RTL engine is built, or loaded from the
+    /// Verilator cache, on first use).
     pub fn open_nic(&self, udp: Option<UdpSocket>) -> anyhow::Result<(WiredNic, Context)> {
+        let kind = crate::cli::setup::parse_backend(&self.backend)?;
         let mut wire = open_wire(self.wire, self.mac, self.ip, udp, self.pcap.as_deref())?;
         self.faults.apply(&mut wire)?;
-        WiredNic::open(NicConfig::default(), wire)
+        match kind {
+            crate::cli::setup::BackendKind::Rtl => {
+                let dev = crate::backend::rtl::engine_device(&WorldConfig::default(), None, None)
+                    .context("building the RTL engine")?;
+                WiredNic::open_device(dev, true, wire)
+            }
+            crate::cli::setup::BackendKind::Model => WiredNic::open(NicConfig::default(), wire),
+            crate::cli::setup::BackendKind::Vfio(_) => {
+                bail!("--backend {}: no wire for a VFIO device", self.backend)
+            }
+        }
     }
 }
 
@@ -292,30 +319,63 @@ pub fn open_wire(
     Ok(wire)
 }
 
-/// One model NIC in a world of its own, its port on a [`UdpWire`].
+/// One NIC (the model, or the RTL engine) in a world of its own, its port on a
+/// [`UdpWire`].
 pub struct WiredNic {
     world: Rc<RefCell<World>>,
     node: NodeId,
+    /// The device is ticked every cycle far below 250 MHz (the RTL engine): its clock
+    /// lags wall-clock time, so every wait is also bounded by wall-clock time.
+    slow: bool,
 }
 
 impl WiredNic {
-    /// Builds the world, attaches `wire` (which must carry our addresses), opens the
-    /// device and sets its port's MAC and IPv4 address.
+    /// Builds the world, attaches `wire` (which must carry our addresses), opens a model
+    /// NIC and sets its port's MAC and IPv4 address.
     pub fn open(nic: NicConfig, wire: UdpWire) -> anyhow::Result<(WiredNic, Context)> {
+        WiredNic::open_device(Nic::new(nic), false, wire)
+    }
+
+    /// [`WiredNic::open`] with any device; `slow` when it cannot keep up with wall-clock
+    /// time (it is ticked every cycle, as the RTL engine is): waits are then bounded by
+    /// wall-clock time too.
+    pub fn open_device<D: Device + 'static>(
+        dev: D,
+        slow: bool,
+        wire: UdpWire,
+    ) -> anyhow::Result<(WiredNic, Context)> {
         let Some(host) = wire.host() else {
             bail!("the wire has no host address: give the NIC a MAC and an IPv4 address");
         };
         let mut world =
             World::new(WorldConfig::default()).map_err(|e| anyhow::anyhow!("world: {e}"))?;
-        let node = world.add_node(Nic::new(nic));
+        let node = world.add_node(dev);
         world
             .attach_udp(node, wire)
             .map_err(|e| anyhow::anyhow!("attaching the wire: {e}"))?;
         let world = Rc::new(RefCell::new(world));
         let mut ctx = Context::open(Box::new(ModelBackend::new(world.clone(), node)))
-            .context("opening the model NIC")?;
+            .context("opening the NIC")?;
         ctx.set_port(host.mac, host.ip);
-        Ok((WiredNic { world, node }, ctx))
+        Ok((WiredNic { world, node, slow }, ctx))
+    }
+
+    /// Whether the device's clock lags wall-clock time (the RTL engine).
+    pub fn is_slow(&self) -> bool {
+        self.slow
+    }
+
+    /// Runs the world until `cond` holds, for at most `max` of simulated time and, on a
+    /// slow device, at most `max` of wall-clock time.
+    fn run_bounded(&self, mut cond: impl FnMut(&World) -> bool, max: Duration) {
+        let cycles = cycles_of(max).max(1);
+        let mut w = self.world.borrow_mut();
+        if self.slow {
+            let deadline = Instant::now() + max;
+            let _ = w.run_until(|w| cond(w) || Instant::now() >= deadline, cycles);
+        } else {
+            let _ = w.run_until(cond, cycles);
+        }
     }
 
     /// The world (shared with the context's backend).
@@ -350,8 +410,13 @@ impl WiredNic {
     /// Lets the world run for about `d` of wall-clock time (the clock is paced), so the
     /// NIC keeps answering ARP and the peer's frames while the host waits on something
     /// else.
+    /// On a slow device, the run ends after `d` of wall-clock time, fewer cycles.
     pub fn run_for(&self, d: Duration) {
-        self.world.borrow_mut().advance(cycles_of(d).max(1));
+        if self.slow {
+            self.run_bounded(|_| false, d);
+        } else {
+            self.world.borrow_mut().advance(cycles_of(d).max(1));
+        }
     }
 
     /// Lets the world run until the NIC writes host memory (a CQE, received data) or
@@ -359,13 +424,12 @@ impl WiredNic {
     /// without spinning (the paced world sleeps on the socket while the NIC is idle).
     pub fn wait_for_dma_write(&self, max: Duration) {
         let node = self.node;
-        let mut w = self.world.borrow_mut();
         let seen = |w: &World| {
             let s = w.dma_stats(node);
             s.writes + s.faults
         };
-        let before = seen(&w);
-        let _ = w.run_until(|w| seen(w) != before, cycles_of(max).max(1));
+        let before = seen(&self.world.borrow());
+        self.run_bounded(|w| seen(w) != before, max);
     }
 
     /// The MAC of `ip`: from the wire's ARP table, or by ARP requests (one per 250 ms)
@@ -393,9 +457,10 @@ impl WiredNic {
                 );
             }
             // Up to 10 ms, returning as soon as the answer is in.
-            let _ = w.run_until(
+            drop(w);
+            self.run_bounded(
                 |w| w.udp_wire(node).and_then(|u| u.lookup(ip)).is_some(),
-                cycles_of(Duration::from_millis(10)),
+                Duration::from_millis(10),
             );
         }
     }
@@ -509,6 +574,34 @@ mod tests {
             ..WireFaultArgs::default()
         };
         assert!(zero_delay.config().is_err());
+    }
+
+    #[test]
+    fn the_rtl_backend_runs_only_roles_that_post_no_sends() {
+        let mut args = WireLinkArgs::new(
+            WireSpec::Udp { local: 1, peer: 2 },
+            [2, 0, 0, 0, 0, 1],
+            [10, 0, 0, 1],
+        );
+        args.check_backend("perftest", true).unwrap();
+        args.check_backend("perftest", false).unwrap();
+        args.backend = "rtl".into();
+        args.check_backend("perftest", false).unwrap();
+        let e = args
+            .check_backend("pingpong", true)
+            .unwrap_err()
+            .to_string();
+        let want = crate::backend::rtl::require_datapath();
+        match want {
+            Err(w) => assert_eq!(e, w.to_string()),
+            Ok(()) => panic!("the RTL engine has its requester: let it run every role"),
+        }
+        args.backend = "vfio:0000:03:00.0".into();
+        let e = args
+            .check_backend("perftest", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("model and rtl backends only"), "{e}");
     }
 
     #[test]
