@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Mutex;
 
 use rocenic_hdl::gates::{self, GateError, SynthStats};
 use rocenic_hdl::{Design, EngineConfig};
@@ -32,6 +33,31 @@ fn work_dir(gate: &str, design: Design) -> PathBuf {
         .join(format!("{}-{gate}-{}", design.name(), std::process::id()))
 }
 
+/// A design's Verilog, generated once per test process: the lint, the yosys check, the
+/// synthesis figures and the generator test all read it (the engine alone takes seconds to
+/// elaborate). `generation_is_deterministic` compares a fresh generation with it.
+fn verilog(design: Design) -> &'static str {
+    static CACHE: Mutex<Vec<(Design, &'static str)>> = Mutex::new(Vec::new());
+    if let Some((_, v)) = lock(&CACHE).iter().find(|(d, _)| *d == design) {
+        return v;
+    }
+    // Generated outside the lock, so tests elaborate different designs in parallel; a
+    // design generated twice at once is kept once (the copies are equal).
+    let fresh: &'static str = Box::leak(design.verilog().into_boxed_str());
+    let mut cache = lock(&CACHE);
+    match cache.iter().find(|(d, _)| *d == design) {
+        Some((_, v)) => v,
+        None => {
+            cache.push((design, fresh));
+            fresh
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn pass<T>(result: Result<T, GateError>) -> T {
     match result {
         Ok(v) => v,
@@ -43,7 +69,7 @@ fn pass<T>(result: Result<T, GateError>) -> T {
 fn verilator_lint_is_clean() {
     for design in Design::ALL {
         let dir = work_dir("lint", design);
-        pass(gates::verilator_lint(&design.verilog(), &dir));
+        pass(gates::verilator_lint(verilog(design), &dir));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -64,7 +90,7 @@ fn yosys_finds_no_latch_and_no_undriven_signal() {
     // Each design once: a block instantiated in another is checked there (flattened).
     for design in Design::ALL.into_iter().filter(|d| d.part_of().is_none()) {
         let dir = work_dir("check", design);
-        pass(gates::yosys_check(&design.verilog(), &dir));
+        pass(gates::yosys_check(verilog(design), &dir));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -73,7 +99,7 @@ fn yosys_finds_no_latch_and_no_undriven_signal() {
 fn yosys_synth_xilinx_tx_path_figures() {
     let design = Design::TxPath;
     let dir = work_dir("synth", design);
-    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    let stats: SynthStats = pass(gates::yosys_synth(verilog(design), &dir));
     println!("{} (yosys synth_xilinx): {stats}", design.name());
     assert!(
         stats.luts <= TX_PATH_MAX_LUTS && stats.ffs <= TX_PATH_MAX_FFS,
@@ -92,7 +118,7 @@ fn rx_front_end_synth_xilinx_figures() {
     // The RX front end holds the parser and an ICRC checker, so this covers all three.
     let design = Design::RxFifo;
     let dir = work_dir("synth", design);
-    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    let stats: SynthStats = pass(gates::yosys_synth(verilog(design), &dir));
     println!("{} (yosys synth_xilinx): {stats}", design.name());
     assert!(
         stats.luts <= RX_MAX_LUTS && stats.ffs <= RX_MAX_FFS,
@@ -118,7 +144,7 @@ const CONTROL_MAX_FFS: u64 = 4_000;
 fn control_plane_tables_are_block_ram() {
     let design = Design::Control;
     let dir = work_dir("synth", design);
-    let stats: SynthStats = pass(gates::yosys_synth(&design.verilog(), &dir));
+    let stats: SynthStats = pass(gates::yosys_synth(verilog(design), &dir));
     println!("{} (yosys synth_xilinx): {stats}", design.name());
     let bram = stats.bram36_equivalent();
     assert!(
@@ -167,7 +193,7 @@ fn generator_writes_top_v_and_prints_its_path() {
         "module top in {}",
         path.display()
     );
-    assert_eq!(verilog, Design::ALL[0].verilog(), "the default top");
+    assert_eq!(verilog, self::verilog(Design::ALL[0]), "the default top");
 
     let unknown = Command::new(env!("CARGO_BIN_EXE_rocenic-hdl"))
         .args(["--out", "/nonexistent", "--top", "no-such-design"])
@@ -181,7 +207,7 @@ fn generator_writes_top_v_and_prints_its_path() {
 #[test]
 fn generation_is_deterministic() {
     for design in Design::ALL {
-        assert_eq!(design.verilog(), design.verilog(), "{}", design.name());
+        assert_eq!(design.verilog(), verilog(design), "{}", design.name());
     }
 }
 
