@@ -83,6 +83,10 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qps_wr_ready: Signal<Out, Bit>,
     pub s_qps_wr_addr: Signal<In, Bits<QA>>,
     pub s_qps_wr_data: Signal<In, QpsEntry>,
+    /// The responder's QP errors (`CmdEngine::s_qperr_*`): the QP to ERR.
+    pub s_qperr_valid: Signal<In, Bit>,
+    pub s_qperr_ready: Signal<Out, Bit>,
+    pub s_qperr_qpn: Signal<In, Bits<QA>>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
 }
@@ -154,6 +158,9 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qps_wr_ready: Default::default(),
             s_qps_wr_addr: Default::default(),
             s_qps_wr_data: Default::default(),
+            s_qperr_valid: Default::default(),
+            s_qperr_ready: Default::default(),
+            s_qperr_qpn: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -242,6 +249,9 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.s_qps_wr_addr.next = self.s_qps_wr_addr.val();
         self.cmd.s_qps_wr_data.next = self.s_qps_wr_data.val();
         self.s_qps_wr_ready.next = self.cmd.s_qps_wr_ready.val();
+        self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
+        self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
+        self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();
     }
 }
 
