@@ -87,6 +87,12 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qperr_valid: Signal<In, Bit>,
     pub s_qperr_ready: Signal<Out, Bit>,
     pub s_qperr_qpn: Signal<In, Bits<QA>>,
+    /// The responder's SEND with invalidate (`CmdEngine::s_inv_*`).
+    pub s_inv_valid: Signal<In, Bit>,
+    pub s_inv_ready: Signal<Out, Bit>,
+    pub s_inv_key: Signal<In, Bits<32>>,
+    pub s_inv_pdn: Signal<In, Bits<8>>,
+    pub s_inv_ok: Signal<Out, Bit>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
 }
@@ -161,6 +167,11 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qperr_valid: Default::default(),
             s_qperr_ready: Default::default(),
             s_qperr_qpn: Default::default(),
+            s_inv_valid: Default::default(),
+            s_inv_ready: Default::default(),
+            s_inv_key: Default::default(),
+            s_inv_pdn: Default::default(),
+            s_inv_ok: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -252,6 +263,11 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
         self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
         self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();
+        self.cmd.s_inv_valid.next = self.s_inv_valid.val();
+        self.cmd.s_inv_key.next = self.s_inv_key.val();
+        self.cmd.s_inv_pdn.next = self.s_inv_pdn.val();
+        self.s_inv_ready.next = self.cmd.s_inv_ready.val();
+        self.s_inv_ok.next = self.cmd.s_inv_ok.val();
     }
 }
 

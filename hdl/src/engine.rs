@@ -669,6 +669,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.s_qperr_valid.next = self.resp.m_qp_err_valid.val();
         self.control.s_qperr_qpn.next = self.resp.m_qp_err_qpn.val();
         self.resp.m_qp_err_ready.next = self.control.s_qperr_ready.val();
+        // SEND with invalidate -> the command engine (the mr table's write)
+        self.control.s_inv_valid.next = self.resp.m_inv_valid.val();
+        self.control.s_inv_key.next = self.resp.m_inv_key.val();
+        self.control.s_inv_pdn.next = self.resp.m_inv_pdn.val();
+        self.resp.m_inv_ready.next = self.control.s_inv_ready.val();
+        self.resp.m_inv_ok.next = self.control.s_inv_ok.val();
 
         // ---- receive CQEs -> completion engine ----
         self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val();

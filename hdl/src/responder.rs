@@ -35,7 +35,25 @@
 //! - ACK when AckReq is set, with the MSN after the packet; NAKs with the current MSN.
 //! - A DMA failure report of ReadResp (the READ request's PSN) or AtomicUnit: NAK Remote
 //!   Operational Error at that PSN, QP error; for an atomic the ePSN and MSN its job took
-//!   are given back first (the model's failed atomic consumes neither).
+//!   are given back first (the model's failed atomic consumes neither). A report for a QP
+//!   already in ERR is dropped (the model's sequential responder never executed it).
+//! - SEND with invalidate: the last packet's IETH rkey goes to the command engine
+//!   (`m_inv_*`), which invalidates the MR as the model's `Tables::invalidate` (exists,
+//!   valid, the key's tag, the QP's PD); done: the CQE carries WITH_INV and the rkey;
+//!   refused: LocProtErr CQE (byte_len kept), no MSN, NAK Invalid Request, QP error.
+//! - The error state (the model's `enter_error` for the responder's side): after any
+//!   error's CQE and NAK, the receive in progress (`prog` SEND) completes with
+//!   WR_FLUSH_ERR, then every posted receive from `rq_ci` to `rq_pi` (each RQ WQE read
+//!   again for its `wr_id`; a refused read gives 0, as `flush_posted`); then `m_qp_err_*`
+//!   (valid/ready: the command engine moves `qpa.state` to ERR and answers once written),
+//!   then `qps` is written. The same flush runs for a host MODIFY_QP to ERR (`s_flush_*`,
+//!   the command engine's QPEV_ERROR) and for receives posted to a QP in ERR (the model's
+//!   requester step flushes them). The send queue's flush is the requester's (not built).
+//!
+//! ```text
+//!  error: ... F_JOB -> FL_IP (CQE of the receive in progress) -> FL_CHK <-> FL_RQ -> FL_RESP -> FL_CQE
+//!                                                                  +--> FL_ERR (qpa.state := ERR) -> F_WQPS
+//! ```
 //!
 //! Held to the model by a scripted bench (`tests`) and a differential bench against
 //! `rocenic_model::Nic` (`diff`: random streams, every response frame byte for byte,
@@ -43,10 +61,6 @@
 //!
 //! # Not yet
 //!
-//! - SEND with invalidate completes with the WITH_INV flag but does not invalidate the
-//!   MR (no MR table write port yet).
-//! - The flush of posted receives when the QP enters the error state (`m_qp_err_*` is the
-//!   event; moving `qpa.state` to ERR is the command engine's, not wired yet).
 //! - A DMA failure report arriving while one of the same source waits is lost (one latch
 //!   each).
 //! - A duplicate READ whose DMA faults: the model ignores the failure, ReadResp reports it
@@ -54,6 +68,8 @@
 //! - With reports arriving after later packets of the same QP were executed, the atomic's
 //!   give-back of ePSN / MSN is approximate (the model is sequential; the QP errors anyway).
 //! - The read-modify-write of `qps` is not interlocked with a MODIFY_QP of the same QP.
+//! - Responses of one QP are not held in PSN order across the sources: an ACK record can
+//!   leave before the packets of an earlier READ still being read from host memory.
 //!
 //! # Throughput
 //!
@@ -128,6 +144,7 @@ const S_FL_RQ: u64 = 27;
 const S_FL_RESP: u64 = 28;
 const S_FL_CQE: u64 = 29;
 const S_FL_ERR: u64 = 30;
+const S_INV: u64 = 31;
 // Which MR check is running.
 const MR_WRITE_WHOLE: u64 = 0;
 const MR_WRITE_PKT: u64 = 1;
@@ -320,6 +337,15 @@ pub struct Responder<const QA: usize> {
     pub m_qp_err_ready: Signal<In, Bit>,
     pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
 
+    /// SEND with invalidate (valid/ready): the command engine invalidates the MR of `key`
+    /// if it exists, is valid, carries the key's tag and is in PD `pdn`; `m_inv_ok`, with
+    /// ready, says whether it did (the model's `Tables::invalidate`).
+    pub m_inv_valid: Signal<Out, Bit>,
+    pub m_inv_ready: Signal<In, Bit>,
+    pub m_inv_key: Signal<Out, Bits<32>>,
+    pub m_inv_pdn: Signal<Out, Bits<8>>,
+    pub m_inv_ok: Signal<In, Bit>,
+
     /// Flush requests (valid/ready): the host moved the QP to ERR (MODIFY_QP, the command
     /// engine's `QPEV_ERROR`); the receive in progress and the posted receives complete
     /// with WR_FLUSH_ERR. `s_flush_ready` is a register (a one-entry latch).
@@ -463,6 +489,7 @@ pub struct Responder<const QA: usize> {
     k_fl_resp: Constant<Bits<5>>,
     k_fl_cqe: Constant<Bits<5>>,
     k_fl_err: Constant<Bits<5>>,
+    k_inv: Constant<Bits<5>>,
     k_mode_pkt: Constant<Bits<3>>,
     k_mode_db: Constant<Bits<3>>,
     k_mode_rerr: Constant<Bits<3>>,
@@ -706,6 +733,11 @@ impl<const QA: usize> Default for Responder<QA> {
             m_qp_err_valid: Default::default(),
             m_qp_err_ready: Default::default(),
             m_qp_err_qpn: Default::default(),
+            m_inv_valid: Default::default(),
+            m_inv_ready: Default::default(),
+            m_inv_key: Default::default(),
+            m_inv_pdn: Default::default(),
+            m_inv_ok: Default::default(),
             s_flush_valid: Default::default(),
             s_flush_ready: Default::default(),
             s_flush_qpn: Default::default(),
@@ -836,6 +868,7 @@ impl<const QA: usize> Default for Responder<QA> {
             k_fl_resp: Constant::new(S_FL_RESP.to_bits()),
             k_fl_cqe: Constant::new(S_FL_CQE.to_bits()),
             k_fl_err: Constant::new(S_FL_ERR.to_bits()),
+            k_inv: Constant::new(S_INV.to_bits()),
             k_mode_pkt: Constant::new(0u64.to_bits()),
             k_mode_db: Constant::new(1u64.to_bits()),
             k_mode_rerr: Constant::new(2u64.to_bits()),
@@ -1225,6 +1258,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
         self.m_qp_err_valid.next = self.state.q.val() == self.k_fl_err.val();
         self.s_flush_ready.next = !self.fl_pend.q.val();
+        self.m_inv_valid.next = self.state.q.val() == self.k_inv.val();
+        self.m_inv_key.next = self.ieth.q.val();
+        self.m_inv_pdn.next = self.pdn.q.val();
         self.job_taken.next = false;
         self.m_qp_err_qpn.next = self.qpn.q.val();
         self.m_cnt_qp_valid.next = self.present.q.val() & self.qp_fits.val();
@@ -1638,6 +1674,25 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.syndrome.d.next = self.k_syn_ack.val();
             self.do_ack.d.next = self.ack_req.q.val();
             self.state.d.next = self.k_f_cqe.val();
+            if self.d_last.q.val() & self.has_ieth.q.val() {
+                self.state.d.next = self.k_inv.val();
+            }
+        }
+        // ---- SEND with invalidate: the IETH's rkey, through the command engine; a key
+        // that cannot be invalidated: LocProtErr CQE (byte_len kept), no MSN, NAK
+        // Invalid Request, QP error (the model's `exec_send`) ----
+        if (self.state.q.val() == self.k_inv.val()) & self.m_inv_ready.val() {
+            self.state.d.next = self.k_f_cqe.val();
+            if !self.m_inv_ok.val() {
+                self.msn.d.next = self.msn.q.val() - self.k_one24.val();
+                self.cqe_status.d.next = self.k_st_loc_prot.val();
+                self.cqe_imm.d.next = self.k_zero32.val();
+                self.cqe_flags.d.next = self.k_zero8.val();
+                self.m_cnt_naks_sent.next = true;
+                self.syndrome.d.next = self.k_syn_nak_inv.val();
+                self.do_ack.d.next = true;
+                self.do_err.d.next = true;
+            }
         }
 
         // ---- WRITE: length, RNR, the packet's MR check ----
@@ -2053,6 +2108,8 @@ mod tests {
                 u.s_atomic_err_valid.next = false;
                 u.m_qp_err_ready.next = true;
                 u.s_flush_valid.next = false;
+                u.m_inv_ready.next = true;
+                u.m_inv_ok.next = true;
                 self.b.settle();
                 let u = &self.b.uut;
                 let was_started = started;

@@ -58,7 +58,7 @@ const CQ_LOG: u32 = 11;
 const CQ_BYTES: u64 = 64 << CQ_LOG;
 const RQ_LOG: u32 = 4;
 /// SEND with invalidate in the streams.
-const INVALIDATE: bool = false;
+const INVALIDATE: bool = true;
 
 /// The MRs: (index, access, va, iova, length, pdn).
 const MRS: [(u32, u32, u64, u64, u64, u32); 5] = [
@@ -384,6 +384,7 @@ struct RtlOut {
     /// (cqn, CQE)
     cqes: Vec<(u32, Cqe)>,
     qp_errs: Vec<u32>,
+    invalidates: usize,
     counters: [u64; 6],
 }
 
@@ -456,7 +457,7 @@ impl Rtl {
         let mut started = false;
         for _ in 0..20_000 {
             let pv = self.maybe();
-            let rdy: Vec<bool> = (0..13).map(|_| self.maybe()).collect();
+            let rdy: Vec<bool> = (0..14).map(|_| self.maybe()).collect();
             let u = &mut self.b.uut;
             u.local_mac.next = u48(LOCAL_MAC).into();
             u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
@@ -488,6 +489,15 @@ impl Rtl {
             u.s_flush_valid.next = fl.is_some();
             u.s_flush_qpn.next = u64::from(fl.unwrap_or(0)).into();
             u.m_qp_err_ready.next = rdy[12];
+            // the command engine's invalidate: the model's own rule, answered with ready
+            u.m_inv_ready.next = rdy[13];
+            u.m_inv_ok.next = false;
+            if u.m_inv_valid.val() {
+                u.m_inv_ok.next = self.tables.clone().invalidate(
+                    u.m_inv_key.val().to_u64() as u32,
+                    u.m_inv_pdn.val().to_u64() as u32,
+                );
+            }
             u.s_rq_db_valid.next = db.is_some();
             let (dq, dpi) = db.unwrap_or((0, 0));
             u.s_rq_db_qpn.next = u64::from(dq).into();
@@ -795,6 +805,14 @@ impl Rtl {
                 };
                 out.cqes.push((u.m_cqe_cqn.val().to_u64() as u32, c));
             }
+            if u.m_inv_valid.val() && u.m_inv_ready.val() {
+                let ok = self.tables.invalidate(
+                    u.m_inv_key.val().to_u64() as u32,
+                    u.m_inv_pdn.val().to_u64() as u32,
+                );
+                assert_eq!(ok, u.m_inv_ok.val(), "the answer given");
+                out.invalidates += 1;
+            }
             if u.m_qp_err_valid.val() && u.m_qp_err_ready.val() {
                 let q = u.m_qp_err_qpn.val().to_u64() as u32;
                 out.qp_errs.push(q);
@@ -927,6 +945,11 @@ impl Sender {
             // SEND or WRITE, n packets
             let write = kind >= 30;
             let imm = rng.percent(30).then(|| rng.next_u64() as u32);
+            // SEND with invalidate: the READ-only MR, the other PD's, a wrong tag (MR 2's
+            // index), or no such MR; only the first can succeed, once per seed
+            let inv = (!write && INVALIDATE && imm.is_none() && rng.percent(20)).then(|| {
+                [key_of(3), key_of(5), key_of(2) ^ 0x80, key_of(6)][rng.below(4) as usize]
+            });
             let (va, rkey) = target(rng, len, 1);
             let reth_len = if rng.percent(4) {
                 len.wrapping_add(1)
@@ -936,6 +959,8 @@ impl Sender {
             for k in 0..n {
                 let (first, last) = (k == 0, k + 1 == n);
                 let op = match (write, first, last, imm.is_some()) {
+                    (false, true, true, false) if inv.is_some() => Opcode::SendOnlyWithInvalidate,
+                    (false, false, true, false) if inv.is_some() => Opcode::SendLastWithInvalidate,
                     (false, true, true, false) => Opcode::SendOnly,
                     (false, true, true, true) => Opcode::SendOnlyWithImmediate,
                     (false, true, false, _) => Opcode::SendFirst,
@@ -956,6 +981,9 @@ impl Sender {
                 }
                 if last {
                     h.imm = imm;
+                    if !write {
+                        h.ieth = inv;
+                    }
                 }
                 let take = (bytes.len()).min(pmtu as usize);
                 let mut payload: Vec<u8> = bytes.drain(..take).collect();
@@ -1060,6 +1088,9 @@ struct Stats {
     cqes: BTreeMap<String, usize>,
     qp_errors: usize,
     host_errors: usize,
+    /// Invalidate requests, and receives completed WITH_INV.
+    invalidates: usize,
+    with_inv: usize,
     doorbells: usize,
     reconnects: usize,
     counters: [u64; 6],
@@ -1258,6 +1289,12 @@ impl World {
             }
         }
         self.stats.qp_errors += out.qp_errs.len();
+        self.stats.invalidates += out.invalidates;
+        self.stats.with_inv += out
+            .cqes
+            .iter()
+            .filter(|(_, c)| c.wc_flags & rocenic_proto::abi::verbs::wc_flags::WITH_INV != 0)
+            .count();
         for (c, o) in self.stats.counters.iter_mut().zip(out.counters) {
             *c += o;
         }
@@ -1544,6 +1581,8 @@ fn random_streams_match_the_model() {
         total.atomic_acks += s.atomic_acks;
         total.qp_errors += s.qp_errors;
         total.host_errors += s.host_errors;
+        total.invalidates += s.invalidates;
+        total.with_inv += s.with_inv;
         total.doorbells += s.doorbells;
         total.reconnects += s.reconnects;
         for (t, c) in total.counters.iter_mut().zip(s.counters) {
@@ -1565,6 +1604,8 @@ fn random_streams_match_the_model() {
         "RdmaWriteOnly",
         "RdmaWriteOnlyWithImmediate",
         "RdmaReadRequest",
+        "SendOnlyWithInvalidate",
+        "SendLastWithInvalidate",
         "CompareSwap",
         "FetchAdd",
     ] {
@@ -1587,5 +1628,9 @@ fn random_streams_match_the_model() {
     assert!(n(&total.cqes, "Recv Success") > 0 && n(&total.cqes, "RecvRdmaWithImm Success") > 0);
     assert!(total.qp_errors > 0 && total.reconnects > 0 && total.host_errors > 0);
     assert!(n(&total.cqes, "Recv WrFlushErr") > 0, "no receive flushed");
+    assert!(
+        total.with_inv > 0 && total.invalidates > total.with_inv,
+        "SEND with invalidate: no success or no refusal"
+    );
     assert!(total.counters.iter().all(|&c| c > 0), "every counter moved");
 }
