@@ -1450,7 +1450,7 @@ impl World {
 
     /// The host moves QP `i` to ERR (MODIFY_QP): the model flushes; on the RTL side the
     /// command engine writes `qpa.state` and hands the responder a flush request.
-    fn to_error(&mut self, i: usize) {
+    fn host_error(&mut self, i: usize) {
         let qpn = QPS[i];
         self.stats.host_errors += 1;
         let before = self.model.counters();
@@ -1484,7 +1484,7 @@ impl World {
             let k = (1 + self.rng.below(3) as u32).min(room);
             self.post(i, k);
         } else if r < 22 && !errored && self.rng.percent(50) {
-            self.to_error(i);
+            self.host_error(i);
         } else if r < 22 || (errored && r < 50) {
             let attrs = Attrs::random(&mut self.rng, qpn);
             self.stats.reconnects += 1;
