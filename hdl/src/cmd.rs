@@ -30,6 +30,19 @@
 //!   without any DMA: the per-QP counters and the DMA write path do not exist yet. This is
 //!   the one documented difference from the model, which writes the counters to host
 //!   memory.
+//! - The responder's QP errors (`s_qperr_*`, valid/ready): in Idle, with no command to
+//!   start, the engine reads the QP's `qpc`/`qpa` (ErrRead, ErrCapture) and in ErrWrite
+//!   moves `qpa.state` to ERR if the QP exists and is in RTR, RTS or SQD (the states the
+//!   model's responder fails in; a QP reset or destroyed meanwhile is left alone), raising
+//!   `s_qperr_ready` in that cycle, so the responder's next read of `qpa` sees ERR. No
+//!   QP event is sent for it (the responder flushes the receives itself; the requester's
+//!   SQ flush is not built). A `start` arriving in those three cycles is held and runs
+//!   next. Commands go first; a QP error is also served while a QP event waits for its
+//!   taker (which may be the responder, waiting for this write: no deadlock).
+//! - The responder's SEND with invalidate (`s_inv_*`, valid/ready, after QP errors): the
+//!   same three states read the MR named by the key (`key >> 8`), and invalidate it
+//!   (clear `valid`) if it exists, is valid, carries the key's tag and is in the given PD,
+//!   as the model's `Tables::invalidate`; `s_inv_ok` with ready says whether it did.
 //! - Arguments are read during the command, not latched at start (as the model reads them
 //!   when the command executes): the host must not write them while busy.
 
@@ -58,6 +71,9 @@ pub mod cmd_state {
     pub const WRITE2: u64 = 8;
     pub const EVENT: u64 = 9;
     pub const DONE: u64 = 10;
+    pub const ERR_READ: u64 = 11;
+    pub const ERR_CAPTURE: u64 = 12;
+    pub const ERR_WRITE: u64 = 13;
 }
 
 /// The argument words as the commands use them (`proto::abi::cmd` layouts). Bits no
@@ -194,6 +210,7 @@ crate::unpack_fields!(PdUnpack, pd_layout; present: 1, refs: 25);
 crate::unpack_fields!(CqUnpack, cq_layout; present: 1, refs: 14);
 crate::unpack_fields!(CqPresent, cq_layout; present: 1);
 crate::unpack_fields!(MrUnpack, mr_layout; present: 1, pdn: 8);
+crate::unpack_fields!(MrInvUnpack, mr_layout; present: 1, valid: 1, tag: 8, pdn: 8);
 crate::unpack_fields!(QpcUnpack, qpc_layout; present: 1, pdn: 8, send_cqn: 8, recv_cqn: 8);
 crate::unpack_fields!(QpaUnpack, qpa_layout; state: 3, pmtu: 3, dest_qpn: 24, access: 4);
 crate::unpack_fields!(QprUnpack, qpr_layout; sq_ci: 32, next_psn: 24);
@@ -289,6 +306,18 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub s_qps_wr_ready: Signal<Out, Bit>,
     pub s_qps_wr_addr: Signal<In, Bits<QA>>,
     pub s_qps_wr_data: Signal<In, QpsEntry>,
+    /// The responder's QP errors: the QP to ERR (ready once `qpa` is written).
+    pub s_qperr_valid: Signal<In, Bit>,
+    pub s_qperr_ready: Signal<Out, Bit>,
+    pub s_qperr_qpn: Signal<In, Bits<QA>>,
+    /// The responder's SEND with invalidate: the MR named by `key` is invalidated if it
+    /// exists, is valid, carries the key's tag and is in PD `pdn` (the model's
+    /// `Tables::invalidate`); `s_inv_ok` (with ready) says whether it was.
+    pub s_inv_valid: Signal<In, Bit>,
+    pub s_inv_ready: Signal<Out, Bit>,
+    pub s_inv_key: Signal<In, Bits<32>>,
+    pub s_inv_pdn: Signal<In, Bits<8>>,
+    pub s_inv_ok: Signal<Out, Bit>,
 
     // --- the tables ---
     pd: RAM<PdEntry, 8>,
@@ -322,6 +351,12 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     ev_kind: DFF<Bits<2>>,
     /// The pending event is a CQ event (CREATE_CQ), not a QP event.
     cq_ev: DFF<Bit>,
+    /// A `start` that came while a QP error was being written.
+    start_pend: DFF<Bit>,
+    /// The QP error was taken while a QP event waited (return to Event, not Idle).
+    err_ret: DFF<Bit>,
+    /// The datapath request being served is an invalidate (else a QP error).
+    dp_inv: DFF<Bit>,
 
     // --- field access ---
     a: CmdArgs,
@@ -330,6 +365,7 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     cqs_u: CqPresent,
     cqr_u: CqPresent,
     mr_u: MrUnpack,
+    mr_inv: MrInvUnpack,
     qpc_u: QpcUnpack,
     qpa_u: QpaUnpack,
     qpr_u: QprUnpack,
@@ -357,6 +393,14 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     st_write2: Constant<Bits<4>>,
     st_event: Constant<Bits<4>>,
     st_done_st: Constant<Bits<4>>,
+    st_err_read: Constant<Bits<4>>,
+    st_err_capture: Constant<Bits<4>>,
+    st_err_write: Constant<Bits<4>>,
+    qpa_err: Constant<QpaEntry>,
+    mr_valid_bit: Constant<MrEntry>,
+    /// First key bit past the MR index: `8 + MA`.
+    mr_index_end: Constant<Bits<32>>,
+    inv_ok: Signal<Local, Bit>,
     op_nop: Constant<Bits<32>>,
     op_create_pd: Constant<Bits<32>>,
     op_destroy_pd: Constant<Bits<32>>,
@@ -607,6 +651,14 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             s_qps_wr_ready: Default::default(),
             s_qps_wr_addr: Default::default(),
             s_qps_wr_data: Default::default(),
+            s_qperr_valid: Default::default(),
+            s_qperr_ready: Default::default(),
+            s_qperr_qpn: Default::default(),
+            s_inv_valid: Default::default(),
+            s_inv_ready: Default::default(),
+            s_inv_key: Default::default(),
+            s_inv_pdn: Default::default(),
+            s_inv_ok: Default::default(),
             pd: Default::default(),
             cq: Default::default(),
             mr: Default::default(),
@@ -635,12 +687,16 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             need_ev: Default::default(),
             ev_kind: Default::default(),
             cq_ev: Default::default(),
+            start_pend: Default::default(),
+            err_ret: Default::default(),
+            dp_inv: Default::default(),
             a: Default::default(),
             pd_u: Default::default(),
             cqa_u: Default::default(),
             cqs_u: Default::default(),
             cqr_u: Default::default(),
             mr_u: Default::default(),
+            mr_inv: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
             qpr_u: Default::default(),
@@ -666,6 +722,13 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             st_write2: Constant::new(cmd_state::WRITE2.into()),
             st_event: Constant::new(cmd_state::EVENT.into()),
             st_done_st: Constant::new(cmd_state::DONE.into()),
+            st_err_read: Constant::new(cmd_state::ERR_READ.into()),
+            st_err_capture: Constant::new(cmd_state::ERR_CAPTURE.into()),
+            st_err_write: Constant::new(cmd_state::ERR_WRITE.into()),
+            qpa_err: Constant::new(u64::from(u8::from(QpState::Err)).into()),
+            mr_valid_bit: Constant::new((1u64 << mr_layout::offset("valid")).into()),
+            mr_index_end: c32(8 + MA as u32),
+            inv_ok: Default::default(),
             op_nop: op(CmdOpcode::Nop),
             op_create_pd: op(CmdOpcode::CreatePd),
             op_destroy_pd: op(CmdOpcode::DestroyPd),
@@ -849,7 +912,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         dff_setup!(
             self, clock, state, clr, op, qpc_q, qpa_q, qpr_q, qps_q, mr_q, cqa_q, pd_q, cqs_q,
             cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind,
-            cq_ev
+            cq_ev, start_pend, err_ret, dp_inv
         );
         clock!(self, clock, cq, mr, qpc, qpa, qpr, qps);
         self.pd.read_clock.next = self.clock.val();
@@ -900,6 +963,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.cqs_u.x.next = self.cqs_q.q.val();
         self.cqr_u.x.next = self.cqr_q.q.val();
         self.mr_u.x.next = self.mr_q.q.val();
+        self.mr_inv.x.next = self.mr_q.q.val();
         self.qpc_u.x.next = self.qpc_q.q.val();
         self.qpa_u.x.next = self.qpa_q.q.val();
         self.qpr_u.x.next = self.qpr_q.q.val();
@@ -1375,9 +1439,70 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 self.state.d.next = self.st_idle.val();
             }
         }
-        if (self.state.q.val() == self.st_idle.val()) & self.start.val() {
-            self.op.d.next = self.opcode.val();
-            self.state.d.next = self.st_read_a.val();
+        self.s_qperr_ready.next = false;
+        if self.start.val() & (self.state.q.val() != self.st_idle.val()) {
+            self.start_pend.d.next = true;
+        }
+        if self.state.q.val() == self.st_idle.val() {
+            if self.start.val() | self.start_pend.q.val() {
+                self.start_pend.d.next = false;
+                self.op.d.next = self.opcode.val();
+                self.state.d.next = self.st_read_a.val();
+            } else if self.s_qperr_valid.val() {
+                self.err_ret.d.next = false;
+                self.dp_inv.d.next = false;
+                self.state.d.next = self.st_err_read.val();
+            } else if self.s_inv_valid.val() {
+                self.err_ret.d.next = false;
+                self.dp_inv.d.next = true;
+                self.state.d.next = self.st_err_read.val();
+            }
+        }
+        // ---- a QP error of the responder: qpa.state to ERR ----
+        // (the same three states serve an invalidate, `dp_inv`: mr read, check, write)
+        self.s_inv_ready.next = false;
+        self.inv_ok.next = self.mr_inv.present.val().any()
+            & self.mr_inv.valid.val().any()
+            & (self.mr_inv.tag.val() == self.s_inv_key.val().get_bits::<8>(0))
+            & (self.mr_inv.pdn.val() == self.s_inv_pdn.val())
+            & ((self.s_inv_key.val() >> self.mr_index_end.val()) == self.zero32.val());
+        self.s_inv_ok.next = self.inv_ok.val();
+        if self.state.q.val() == self.st_err_read.val() {
+            self.qpc.cmd_rd_en.next = true;
+            self.qpc.cmd_rd_addr.next = self.s_qperr_qpn.val();
+            self.qpa.cmd_rd_en.next = true;
+            self.qpa.cmd_rd_addr.next = self.s_qperr_qpn.val();
+            self.mr.cmd_rd_en.next = true;
+            self.mr.cmd_rd_addr.next = self.s_inv_key.val().get_bits::<MA>(8);
+            self.state.d.next = self.st_err_capture.val();
+        }
+        if self.state.q.val() == self.st_err_capture.val() {
+            self.qpc_q.d.next = self.qpc.rd_data.val();
+            self.qpa_q.d.next = self.qpa.rd_data.val();
+            self.mr_q.d.next = self.mr.rd_data.val();
+            self.state.d.next = self.st_err_write.val();
+        }
+        if (self.state.q.val() == self.st_err_write.val()) & self.dp_inv.q.val() {
+            self.s_inv_ready.next = true;
+            self.mr.wr_addr.next = self.s_inv_key.val().get_bits::<MA>(8);
+            self.mr.wr_data.next = self.mr_q.q.val() & !self.mr_valid_bit.val();
+            self.mr.wr_en.next = self.inv_ok.val();
+            self.state.d.next = self.st_idle.val();
+            if self.err_ret.q.val() {
+                self.state.d.next = self.st_event.val();
+            }
+        }
+        if (self.state.q.val() == self.st_err_write.val()) & !self.dp_inv.q.val() {
+            self.s_qperr_ready.next = true;
+            self.qpa.wr_addr.next = self.s_qperr_qpn.val();
+            self.qpa.wr_data.next =
+                (self.qpa_q.q.val() & !self.fm_state.val()) | self.qpa_err.val();
+            self.qpa.wr_en.next = self.qpc_u.present.val().any()
+                & (self.c_rtr.val() | self.c_rts.val() | self.c_sqd.val());
+            self.state.d.next = self.st_idle.val();
+            if self.err_ret.q.val() {
+                self.state.d.next = self.st_event.val();
+            }
         }
         if self.state.q.val() == self.st_read_a.val() {
             self.cq.cmd_rd_en.next = true;
@@ -1570,6 +1695,11 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 self.m_qpev_valid.next = true;
                 if self.m_qpev_ready.val() {
                     self.state.d.next = self.st_done_st.val();
+                } else if self.s_qperr_valid.val() | self.s_inv_valid.val() {
+                    // The event's taker may be the responder, itself waiting for this.
+                    self.err_ret.d.next = true;
+                    self.dp_inv.d.next = !self.s_qperr_valid.val();
+                    self.state.d.next = self.st_err_read.val();
                 }
             }
         }
@@ -1583,6 +1713,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             self.clr.d.next = self.zero_ma.val();
             self.status_r.d.next = self.zero32.val();
             self.outs_r.d.next = self.zero_outs.val();
+            self.start_pend.d.next = false;
         }
     }
 }

@@ -83,6 +83,16 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qps_wr_ready: Signal<Out, Bit>,
     pub s_qps_wr_addr: Signal<In, Bits<QA>>,
     pub s_qps_wr_data: Signal<In, QpsEntry>,
+    /// The responder's QP errors (`CmdEngine::s_qperr_*`): the QP to ERR.
+    pub s_qperr_valid: Signal<In, Bit>,
+    pub s_qperr_ready: Signal<Out, Bit>,
+    pub s_qperr_qpn: Signal<In, Bits<QA>>,
+    /// The responder's SEND with invalidate (`CmdEngine::s_inv_*`).
+    pub s_inv_valid: Signal<In, Bit>,
+    pub s_inv_ready: Signal<Out, Bit>,
+    pub s_inv_key: Signal<In, Bits<32>>,
+    pub s_inv_pdn: Signal<In, Bits<8>>,
+    pub s_inv_ok: Signal<Out, Bit>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
 }
@@ -154,6 +164,14 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qps_wr_ready: Default::default(),
             s_qps_wr_addr: Default::default(),
             s_qps_wr_data: Default::default(),
+            s_qperr_valid: Default::default(),
+            s_qperr_ready: Default::default(),
+            s_qperr_qpn: Default::default(),
+            s_inv_valid: Default::default(),
+            s_inv_ready: Default::default(),
+            s_inv_key: Default::default(),
+            s_inv_pdn: Default::default(),
+            s_inv_ok: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -242,6 +260,14 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.s_qps_wr_addr.next = self.s_qps_wr_addr.val();
         self.cmd.s_qps_wr_data.next = self.s_qps_wr_data.val();
         self.s_qps_wr_ready.next = self.cmd.s_qps_wr_ready.val();
+        self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
+        self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
+        self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();
+        self.cmd.s_inv_valid.next = self.s_inv_valid.val();
+        self.cmd.s_inv_key.next = self.s_inv_key.val();
+        self.cmd.s_inv_pdn.next = self.s_inv_pdn.val();
+        self.s_inv_ready.next = self.cmd.s_inv_ready.val();
+        self.s_inv_ok.next = self.cmd.s_inv_ok.val();
     }
 }
 

@@ -45,8 +45,7 @@
 //!
 //! Not yet: the requester (SQ doorbells are taken and dropped, the TX request source is
 //! idle, received responses and ACKs are dropped), per-QP counters (the responder's
-//! `m_cnt_qp_*` are not stored), the QP-error event of the responder (`m_qp_err_*`: the
-//! QP's `qpa.state` is not moved to ERR and its receives are not flushed), `QpTimers`
+//! `m_cnt_qp_*` are not stored), `QpTimers`
 //! (only the requester needs them). Responses leave in the arbiters' order, not
 //! necessarily in PSN order: an ACK of a later request can overtake READ response
 //! packets still being read from host memory (a requester that posts a READ and further
@@ -61,7 +60,7 @@ use rocenic_proto::abi::regs::Counter;
 
 use crate::atomic_unit::AtomicUnit;
 use crate::cat::Cat;
-use crate::cmd::{QPEV_DESTROYED, QPEV_RESET};
+use crate::cmd::{QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
 use crate::completion::Completion;
 use crate::control::Control;
 use crate::ctx_tables::*;
@@ -188,6 +187,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_db_cq: Constant<Bits<2>>,
     k_ev_reset: Constant<Bits<2>>,
     k_ev_destroyed: Constant<Bits<2>>,
+    k_ev_error: Constant<Bits<2>>,
     k_op_resp_first: Constant<Bits<8>>,
     k_op_resp_last: Constant<Bits<8>>,
     /// MAC errors and RX buffer overflows, counted as malformed.
@@ -217,8 +217,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_rx_m_hdr_has_aeth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_atomic_ack_eth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
-    unused_resp_m_qp_err_valid: Signal<Local, Bit>,
-    unused_resp_m_qp_err_qpn: Signal<Local, Bits<QA>>,
     unused_resp_m_cnt_qp_valid: Signal<Local, Bit>,
     unused_resp_m_cnt_qpn: Signal<Local, Bits<QA>>,
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
@@ -335,6 +333,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_db_cq: Constant::new(DB_CQ.to_bits()),
             k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
             k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
+            k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
             k_op_resp_first: Constant::new(OP_RESP_FIRST.to_bits()),
             k_op_resp_last: Constant::new(OP_RESP_LAST.to_bits()),
             rx_other_drop: Default::default(),
@@ -363,8 +362,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rx_m_hdr_has_aeth: Default::default(),
             unused_rx_m_hdr_has_atomic_ack_eth: Default::default(),
             unused_rx_m_hdr_has_payload: Default::default(),
-            unused_resp_m_qp_err_valid: Default::default(),
-            unused_resp_m_qp_err_qpn: Default::default(),
             unused_resp_m_cnt_qp_valid: Default::default(),
             unused_resp_m_cnt_qpn: Default::default(),
             unused_mr_m_res_err: Default::default(),
@@ -557,7 +554,13 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.cpl.s_cfg_iova64.next = self.control.m_cqev_iova64.val();
         self.cpl.s_cfg_log.next = self.control.m_cqev_log.val();
         self.control.m_cqev_ready.next = self.cpl.s_cfg_ready.val();
-        self.control.m_qpev_ready.next = true;
+        // MODIFY_QP to ERR: the responder flushes the QP's receives (its one-entry latch
+        // holds the event back while full; the other kinds are always taken).
+        self.control.m_qpev_ready.next = (self.control.m_qpev_kind.val() != self.k_ev_error.val())
+            | self.resp.s_flush_ready.val();
+        self.resp.s_flush_valid.next = self.control.m_qpev_valid.val()
+            & (self.control.m_qpev_kind.val() == self.k_ev_error.val());
+        self.resp.s_flush_qpn.next = self.control.m_qpev_qpn.val();
         self.atom.s_clear_valid.next = self.control.m_qpev_valid.val()
             & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
                 | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()));
@@ -662,8 +665,16 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.s_atomic_err_valid.next = self.atom.m_err_valid.val();
         self.resp.s_atomic_err_qpn.next = self.atom.m_err_qpn.val();
         self.resp.s_atomic_err_psn.next = self.atom.m_err_psn.val();
-        self.unused_resp_m_qp_err_valid.next = self.resp.m_qp_err_valid.val();
-        self.unused_resp_m_qp_err_qpn.next = self.resp.m_qp_err_qpn.val();
+        // the responder's QP errors -> the command engine (qpa.state to ERR)
+        self.control.s_qperr_valid.next = self.resp.m_qp_err_valid.val();
+        self.control.s_qperr_qpn.next = self.resp.m_qp_err_qpn.val();
+        self.resp.m_qp_err_ready.next = self.control.s_qperr_ready.val();
+        // SEND with invalidate -> the command engine (the mr table's write)
+        self.control.s_inv_valid.next = self.resp.m_inv_valid.val();
+        self.control.s_inv_key.next = self.resp.m_inv_key.val();
+        self.control.s_inv_pdn.next = self.resp.m_inv_pdn.val();
+        self.resp.m_inv_ready.next = self.control.s_inv_ready.val();
+        self.resp.m_inv_ok.next = self.control.s_inv_ok.val();
 
         // ---- receive CQEs -> completion engine ----
         self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val();

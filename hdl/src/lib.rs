@@ -64,7 +64,8 @@
 //!   cycle; the model's `on_response`.
 //! - [`responder::Responder`]: the responder's sequencer (contexts, MR checks, RQ WQE
 //!   fetch, payload DMA writes, CQEs, ACK/NAK records, READ/atomic jobs).
-//! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks.
+//! - [`cat::Cat`]: `{hi, lo}`, the widening concatenation `#[hdl_gen]` lacks;
+//!   [`zext::ZeroExt`]: zero extension.
 //! - [`masked_load::MaskedLoad`]: a beat register's next value, loading with byte lanes
 //!   zeroed or holding (clock enable and synchronous reset on the register's pins).
 //! - [`hdr_build::HdrBuild`]: TX frames from packet records and payload streams (headers,
@@ -134,6 +135,7 @@ pub mod tx_arbiter;
 pub mod tx_leaves;
 pub mod tx_path;
 pub mod wqe_fetch;
+pub mod zext;
 
 /// The RustHDL names the blocks use (what `rust_hdl::prelude` re-exports from the core and
 /// widget crates).

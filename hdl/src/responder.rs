@@ -35,7 +35,25 @@
 //! - ACK when AckReq is set, with the MSN after the packet; NAKs with the current MSN.
 //! - A DMA failure report of ReadResp (the READ request's PSN) or AtomicUnit: NAK Remote
 //!   Operational Error at that PSN, QP error; for an atomic the ePSN and MSN its job took
-//!   are given back first (the model's failed atomic consumes neither).
+//!   are given back first (the model's failed atomic consumes neither). A report for a QP
+//!   already in ERR is dropped (the model's sequential responder never executed it).
+//! - SEND with invalidate: the last packet's IETH rkey goes to the command engine
+//!   (`m_inv_*`), which invalidates the MR as the model's `Tables::invalidate` (exists,
+//!   valid, the key's tag, the QP's PD); done: the CQE carries WITH_INV and the rkey;
+//!   refused: LocProtErr CQE (byte_len kept), no MSN, NAK Invalid Request, QP error.
+//! - The error state (the model's `enter_error` for the responder's side): after any
+//!   error's CQE and NAK, the receive in progress (`prog` SEND) completes with
+//!   WR_FLUSH_ERR, then every posted receive from `rq_ci` to `rq_pi` (each RQ WQE read
+//!   again for its `wr_id`; a refused read gives 0, as `flush_posted`); then `m_qp_err_*`
+//!   (valid/ready: the command engine moves `qpa.state` to ERR and answers once written),
+//!   then `qps` is written. The same flush runs for a host MODIFY_QP to ERR (`s_flush_*`,
+//!   the command engine's QPEV_ERROR) and for receives posted to a QP in ERR (the model's
+//!   requester step flushes them). The send queue's flush is the requester's (not built).
+//!
+//! ```text
+//!  error: ... F_JOB -> FL_IP (CQE of the receive in progress) -> FL_CHK <-> FL_RQ -> FL_RESP -> FL_CQE
+//!                                                                  +--> FL_ERR (qpa.state := ERR) -> F_WQPS
+//! ```
 //!
 //! Held to the model by a scripted bench (`tests`) and a differential bench against
 //! `rocenic_model::Nic` (`diff`: random streams, every response frame byte for byte,
@@ -43,10 +61,6 @@
 //!
 //! # Not yet
 //!
-//! - SEND with invalidate completes with the WITH_INV flag but does not invalidate the
-//!   MR (no MR table write port yet).
-//! - The flush of posted receives when the QP enters the error state (`m_qp_err_*` is the
-//!   event; moving `qpa.state` to ERR is the command engine's, not wired yet).
 //! - A DMA failure report arriving while one of the same source waits is lost (one latch
 //!   each).
 //! - A duplicate READ whose DMA faults: the model ignores the failure, ReadResp reports it
@@ -54,6 +68,8 @@
 //! - With reports arriving after later packets of the same QP were executed, the atomic's
 //!   give-back of ePSN / MSN is approximate (the model is sequential; the QP errors anyway).
 //! - The read-modify-write of `qps` is not interlocked with a MODIFY_QP of the same QP.
+//! - Responses of one QP are not held in PSN order across the sources: an ACK record can
+//!   leave before the packets of an earlier READ still being read from host memory.
 //!
 //! # Throughput
 //!
@@ -71,6 +87,8 @@ use crate::resp_check::{
     RespCheck, ACT_AHEAD, ACT_DROP, ACT_DUP, ACT_INVALID, DUP_ACK, DUP_ATOMIC, DUP_READ, KIND_READ,
     KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
 };
+use crate::zext::ZeroExt;
+use rocenic_proto::abi::verbs::{QpState, WcStatus};
 
 crate::unpack_fields!(
     /// The create-time fields the responder reads.
@@ -120,6 +138,13 @@ const S_F_ACK: u64 = 21;
 const S_F_JOB: u64 = 22;
 const S_F_WQPS: u64 = 23;
 const S_F_DRAIN: u64 = 24;
+const S_FL_IP: u64 = 25;
+const S_FL_CHK: u64 = 26;
+const S_FL_RQ: u64 = 27;
+const S_FL_RESP: u64 = 28;
+const S_FL_CQE: u64 = 29;
+const S_FL_ERR: u64 = 30;
+const S_INV: u64 = 31;
 // Which MR check is running.
 const MR_WRITE_WHOLE: u64 = 0;
 const MR_WRITE_PKT: u64 = 1;
@@ -305,9 +330,28 @@ pub struct Responder<const QA: usize> {
     pub m_cqe_wc_flags: Signal<Out, Bits<8>>,
     pub m_cqe_vendor_err: Signal<Out, Bits<8>>,
 
-    /// The QP went to the error state (pulse).
+    /// The QP enters the error state (valid/ready): the command engine moves `qpa.state`
+    /// to ERR and raises ready once it is written, so the responder's next read of the QP
+    /// sees ERR. Raised after the QP's receives are flushed, before `qps` is written.
     pub m_qp_err_valid: Signal<Out, Bit>,
+    pub m_qp_err_ready: Signal<In, Bit>,
     pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
+
+    /// SEND with invalidate (valid/ready): the command engine invalidates the MR of `key`
+    /// if it exists, is valid, carries the key's tag and is in PD `pdn`; `m_inv_ok`, with
+    /// ready, says whether it did (the model's `Tables::invalidate`).
+    pub m_inv_valid: Signal<Out, Bit>,
+    pub m_inv_ready: Signal<In, Bit>,
+    pub m_inv_key: Signal<Out, Bits<32>>,
+    pub m_inv_pdn: Signal<Out, Bits<8>>,
+    pub m_inv_ok: Signal<In, Bit>,
+
+    /// Flush requests (valid/ready): the host moved the QP to ERR (MODIFY_QP, the command
+    /// engine's `QPEV_ERROR`); the receive in progress and the posted receives complete
+    /// with WR_FLUSH_ERR. `s_flush_ready` is a register (a one-entry latch).
+    pub s_flush_valid: Signal<In, Bit>,
+    pub s_flush_ready: Signal<Out, Bit>,
+    pub s_flush_qpn: Signal<In, Bits<QA>>,
 
     /// Counter pulses (one cycle each), global and, with `m_cnt_qp_valid`, for QP
     /// `m_cnt_qpn`.
@@ -331,9 +375,10 @@ pub struct Responder<const QA: usize> {
     slot58: Cat<26, 32, 58>,
     rqaddr: Cat<58, 6, 64>,
     rnr_syn: Cat<3, 5, 8>,
+    qp24: ZeroExt<QA, 24>,
 
     state: DFF<Bits<5>>,
-    mode: DFF<Bits<2>>,
+    mode: DFF<Bits<3>>,
     // the request
     opcode: DFF<Bits<8>>,
     dest_qp: DFF<Bits<24>>,
@@ -410,6 +455,8 @@ pub struct Responder<const QA: usize> {
     aerr_qpn: DFF<Bits<QA>>,
     aerr_psn: DFF<Bits<24>>,
     db_pi: DFF<Bits<32>>,
+    fl_pend: DFF<Bit>,
+    fl_qpn: DFF<Bits<QA>>,
 
     k_idle: Constant<Bits<5>>,
     k_rd_c: Constant<Bits<5>>,
@@ -436,10 +483,20 @@ pub struct Responder<const QA: usize> {
     k_f_job: Constant<Bits<5>>,
     k_f_wqps: Constant<Bits<5>>,
     k_f_drain: Constant<Bits<5>>,
-    k_mode_pkt: Constant<Bits<2>>,
-    k_mode_db: Constant<Bits<2>>,
-    k_mode_rerr: Constant<Bits<2>>,
-    k_mode_aerr: Constant<Bits<2>>,
+    k_fl_ip: Constant<Bits<5>>,
+    k_fl_chk: Constant<Bits<5>>,
+    k_fl_rq: Constant<Bits<5>>,
+    k_fl_resp: Constant<Bits<5>>,
+    k_fl_cqe: Constant<Bits<5>>,
+    k_fl_err: Constant<Bits<5>>,
+    k_inv: Constant<Bits<5>>,
+    k_mode_pkt: Constant<Bits<3>>,
+    k_mode_db: Constant<Bits<3>>,
+    k_mode_rerr: Constant<Bits<3>>,
+    k_mode_aerr: Constant<Bits<3>>,
+    k_mode_flush: Constant<Bits<3>>,
+    k_st_flush: Constant<Bits<8>>,
+    k_qps_err: Constant<Bits<3>>,
     k_mr_wr_whole: Constant<Bits<3>>,
     k_mr_wr_pkt: Constant<Bits<3>>,
     k_mr_send: Constant<Bits<3>>,
@@ -674,7 +731,16 @@ impl<const QA: usize> Default for Responder<QA> {
             m_cqe_wc_flags: Default::default(),
             m_cqe_vendor_err: Default::default(),
             m_qp_err_valid: Default::default(),
+            m_qp_err_ready: Default::default(),
             m_qp_err_qpn: Default::default(),
+            m_inv_valid: Default::default(),
+            m_inv_ready: Default::default(),
+            m_inv_key: Default::default(),
+            m_inv_pdn: Default::default(),
+            m_inv_ok: Default::default(),
+            s_flush_valid: Default::default(),
+            s_flush_ready: Default::default(),
+            s_flush_qpn: Default::default(),
             m_cnt_qp_valid: Default::default(),
             m_cnt_qpn: Default::default(),
             m_cnt_duplicates: Default::default(),
@@ -694,6 +760,7 @@ impl<const QA: usize> Default for Responder<QA> {
             slot58: Default::default(),
             rqaddr: Default::default(),
             rnr_syn: Default::default(),
+            qp24: Default::default(),
             state: Default::default(),
             mode: Default::default(),
             opcode: Default::default(),
@@ -768,6 +835,8 @@ impl<const QA: usize> Default for Responder<QA> {
             aerr_qpn: Default::default(),
             aerr_psn: Default::default(),
             db_pi: Default::default(),
+            fl_pend: Default::default(),
+            fl_qpn: Default::default(),
             k_idle: Constant::new(S_IDLE.to_bits()),
             k_rd_c: Constant::new(S_RD_C.to_bits()),
             k_w_c: Constant::new(S_W_C.to_bits()),
@@ -793,10 +862,20 @@ impl<const QA: usize> Default for Responder<QA> {
             k_f_job: Constant::new(S_F_JOB.to_bits()),
             k_f_wqps: Constant::new(S_F_WQPS.to_bits()),
             k_f_drain: Constant::new(S_F_DRAIN.to_bits()),
+            k_fl_ip: Constant::new(S_FL_IP.to_bits()),
+            k_fl_chk: Constant::new(S_FL_CHK.to_bits()),
+            k_fl_rq: Constant::new(S_FL_RQ.to_bits()),
+            k_fl_resp: Constant::new(S_FL_RESP.to_bits()),
+            k_fl_cqe: Constant::new(S_FL_CQE.to_bits()),
+            k_fl_err: Constant::new(S_FL_ERR.to_bits()),
+            k_inv: Constant::new(S_INV.to_bits()),
             k_mode_pkt: Constant::new(0u64.to_bits()),
             k_mode_db: Constant::new(1u64.to_bits()),
             k_mode_rerr: Constant::new(2u64.to_bits()),
             k_mode_aerr: Constant::new(3u64.to_bits()),
+            k_mode_flush: Constant::new(4u64.to_bits()),
+            k_st_flush: Constant::new(u64::from(u8::from(WcStatus::WrFlushErr)).to_bits()),
+            k_qps_err: Constant::new(u64::from(u8::from(QpState::Err)).to_bits()),
             k_mr_wr_whole: Constant::new(MR_WRITE_WHOLE.to_bits()),
             k_mr_wr_pkt: Constant::new(MR_WRITE_PKT.to_bits()),
             k_mr_send: Constant::new(MR_SEND_PKT.to_bits()),
@@ -963,6 +1042,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             aerr_qpn,
             aerr_psn,
             db_pi,
+            fl_pend,
+            fl_qpn,
             qpn
         );
 
@@ -1008,6 +1089,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_qpc_rd_addr.next = self.qpn.q.val();
         self.m_qpa_rd_addr.next = self.qpn.q.val();
         self.m_qps_rd_addr.next = self.qpn.q.val();
+        self.qp24.x.next = self.qpn.q.val();
 
         // ---- the ACK/NAK record ----
         self.rec.dst_mac.next = self.dest_mac.q.val();
@@ -1097,10 +1179,12 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_mr_req_len.next = self.mr_len.q.val();
         self.m_mr_req_need.next = self.mr_need.q.val();
         self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
-        self.m_dma_rd_req_valid.next = self.state.q.val() == self.k_rq_req.val();
+        self.m_dma_rd_req_valid.next = (self.state.q.val() == self.k_rq_req.val())
+            | (self.state.q.val() == self.k_fl_rq.val());
         self.m_dma_rd_req_addr.next = self.rqaddr.y.val();
         self.m_dma_rd_req_len.next = self.k_beat16.val();
-        self.s_dma_rd_resp_ready.next = self.state.q.val() == self.k_rq_resp.val();
+        self.s_dma_rd_resp_ready.next = (self.state.q.val() == self.k_rq_resp.val())
+            | (self.state.q.val() == self.k_fl_resp.val());
         self.m_dma_wr_req_valid.next = self.state.q.val() == self.k_wr_req.val();
         self.m_dma_wr_req_addr.next = self.iova.q.val();
         self.m_dma_wr_req_len.next = self.pay_len.q.val();
@@ -1150,19 +1234,33 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_replay_qpn.next = self.qpn.q.val();
         self.m_replay_psn.next = self.psn.q.val();
         self.m_replay_msn.next = self.msn.q.val();
-        self.m_cqe_valid.next = self.state.q.val() == self.k_f_cqe.val();
+        self.m_cqe_valid.next = (self.state.q.val() == self.k_f_cqe.val())
+            | (self.state.q.val() == self.k_fl_cqe.val());
         self.m_cqe_cqn.next = self.recv_cqn.q.val();
         self.m_cqe_wr_id.next = self.rqe_wr_id.q.val();
         self.m_cqe_byte_len.next = self.cqe_byte_len.q.val();
         self.m_cqe_imm.next = self.cqe_imm.q.val();
-        self.m_cqe_qp_num.next = self.dest_qp.q.val();
+        self.m_cqe_qp_num.next = self.qp24.y.val();
         self.m_cqe_src_qp.next = self.dest_qpn.q.val();
         self.m_cqe_wqe_index.next = self.rqe_index.q.val();
         self.m_cqe_opcode.next = self.cqe_opcode.q.val();
         self.m_cqe_status.next = self.cqe_status.q.val();
         self.m_cqe_wc_flags.next = self.cqe_flags.q.val();
         self.m_cqe_vendor_err.next = self.k_zero8.val();
-        self.m_qp_err_valid.next = false;
+        if (self.state.q.val() == self.k_fl_ip.val()) | (self.state.q.val() == self.k_fl_cqe.val())
+        {
+            // WR_FLUSH_ERR of rqe_wr_id / rqe_index (the model's `recv_cqe`)
+            self.m_cqe_byte_len.next = self.k_zero32.val();
+            self.m_cqe_imm.next = self.k_zero32.val();
+            self.m_cqe_opcode.next = self.k_wc_recv.val();
+            self.m_cqe_status.next = self.k_st_flush.val();
+            self.m_cqe_wc_flags.next = self.k_zero8.val();
+        }
+        self.m_qp_err_valid.next = self.state.q.val() == self.k_fl_err.val();
+        self.s_flush_ready.next = !self.fl_pend.q.val();
+        self.m_inv_valid.next = self.state.q.val() == self.k_inv.val();
+        self.m_inv_key.next = self.ieth.q.val();
+        self.m_inv_pdn.next = self.pdn.q.val();
         self.job_taken.next = false;
         self.m_qp_err_qpn.next = self.qpn.q.val();
         self.m_cnt_qp_valid.next = self.present.q.val() & self.qp_fits.val();
@@ -1185,6 +1283,10 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.aerr_qpn.d.next = self.s_atomic_err_qpn.val();
             self.aerr_psn.d.next = self.s_atomic_err_psn.val();
         }
+        if self.s_flush_valid.val() & !self.fl_pend.q.val() {
+            self.fl_pend.d.next = true;
+            self.fl_qpn.d.next = self.s_flush_qpn.val();
+        }
 
         // ---- IDLE: an error report, else a doorbell, else a request ----
         if self.state.q.val() == self.k_idle.val() {
@@ -1200,21 +1302,27 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.rerr_qpn.q.val();
                 self.psn.d.next = self.rerr_psn.q.val();
-                self.state.d.next = self.k_rd_a.val();
+                self.state.d.next = self.k_rd_c.val();
             } else if self.aerr_pend.q.val() {
                 self.aerr_pend.d.next = false;
                 self.mode.d.next = self.k_mode_aerr.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.aerr_qpn.q.val();
                 self.psn.d.next = self.aerr_psn.q.val();
-                self.state.d.next = self.k_rd_a.val();
+                self.state.d.next = self.k_rd_c.val();
+            } else if self.fl_pend.q.val() {
+                self.fl_pend.d.next = false;
+                self.mode.d.next = self.k_mode_flush.val();
+                self.dest_qp.d.next = self.k_zero24.val();
+                self.qpn.d.next = self.fl_qpn.q.val();
+                self.state.d.next = self.k_rd_c.val();
             } else if self.s_rq_db_valid.val() {
                 self.s_rq_db_ready.next = true;
                 self.mode.d.next = self.k_mode_db.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.s_rq_db_qpn.val();
                 self.db_pi.d.next = self.s_rq_db_pi.val();
-                self.state.d.next = self.k_rd_s.val();
+                self.state.d.next = self.k_rd_c.val();
             } else {
                 self.s_hdr_ready.next = true;
                 if self.s_hdr_valid.val() {
@@ -1286,8 +1394,20 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.rqe_index.d.next = self.qps_u.rqe_index.val();
             self.state.d.next = self.k_decide.val();
             if self.mode.q.val() == self.k_mode_db.val() {
+                // A receive posted to a QP in the error state is flushed at once (the
+                // model's requester step flushes whatever is posted while in ERR).
                 self.rq_pi.d.next = self.db_pi.q.val();
                 self.state.d.next = self.k_f_wqps.val();
+                if self.qp_state.q.val() == self.k_qps_err.val() {
+                    self.state.d.next = self.k_fl_ip.val();
+                }
+            }
+            if self.mode.q.val() == self.k_mode_flush.val() {
+                // MODIFY_QP to ERR: flush unless the QP left ERR again meanwhile.
+                self.state.d.next = self.k_f_wqps.val();
+                if self.qp_state.q.val() == self.k_qps_err.val() {
+                    self.state.d.next = self.k_fl_ip.val();
+                }
             }
         }
 
@@ -1300,7 +1420,12 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.d_wr_end.d.next = self.chk.m_wr_end.val();
             self.ack_psn.d.next = self.psn.q.val();
             self.state.d.next = self.k_f_cqe.val();
-            if (self.mode.q.val() == self.k_mode_rerr.val())
+            if ((self.mode.q.val() == self.k_mode_rerr.val())
+                | (self.mode.q.val() == self.k_mode_aerr.val()))
+                & (self.qp_state.q.val() == self.k_qps_err.val())
+            {
+                // The QP is in ERR already (an earlier failure): nothing more to say.
+            } else if (self.mode.q.val() == self.k_mode_rerr.val())
                 | (self.mode.q.val() == self.k_mode_aerr.val())
             {
                 // A READ response or atomic could not be read/written: as the model's
@@ -1549,6 +1674,25 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.syndrome.d.next = self.k_syn_ack.val();
             self.do_ack.d.next = self.ack_req.q.val();
             self.state.d.next = self.k_f_cqe.val();
+            if self.d_last.q.val() & self.has_ieth.q.val() {
+                self.state.d.next = self.k_inv.val();
+            }
+        }
+        // ---- SEND with invalidate: the IETH's rkey, through the command engine; a key
+        // that cannot be invalidated: LocProtErr CQE (byte_len kept), no MSN, NAK
+        // Invalid Request, QP error (the model's `exec_send`) ----
+        if (self.state.q.val() == self.k_inv.val()) & self.m_inv_ready.val() {
+            self.state.d.next = self.k_f_cqe.val();
+            if !self.m_inv_ok.val() {
+                self.msn.d.next = self.msn.q.val() - self.k_one24.val();
+                self.cqe_status.d.next = self.k_st_loc_prot.val();
+                self.cqe_imm.d.next = self.k_zero32.val();
+                self.cqe_flags.d.next = self.k_zero8.val();
+                self.m_cnt_naks_sent.next = true;
+                self.syndrome.d.next = self.k_syn_nak_inv.val();
+                self.do_ack.d.next = true;
+                self.do_err.d.next = true;
+            }
         }
 
         // ---- WRITE: length, RNR, the packet's MR check ----
@@ -1664,12 +1808,56 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.job_taken.next = true;
             }
             if self.job_taken.val() {
-                self.m_qp_err_valid.next = self.do_err.q.val();
                 self.state.d.next = self.k_f_wqps.val();
+                if self.do_err.q.val() {
+                    self.state.d.next = self.k_fl_ip.val();
+                }
                 if !self.present.q.val() | !self.qp_fits.val() {
                     self.state.d.next = self.k_f_drain.val();
                 }
             }
+        }
+
+        // ---- the error state: flush the receive in progress and the posted receives
+        // (WR_FLUSH_ERR CQEs, RQ WQEs read for their wr_id: a refused read gives 0, as in
+        // the model's `flush_posted`), then, for an error of the responder's own, the
+        // command engine moves the QP to ERR ----
+        if self.state.q.val() == self.k_fl_ip.val() {
+            if self.prog.q.val() != self.k_prog_send.val() {
+                self.state.d.next = self.k_fl_chk.val();
+            }
+            self.m_cqe_valid.next = self.prog.q.val() == self.k_prog_send.val();
+            if (self.prog.q.val() == self.k_prog_send.val()) & self.m_cqe_ready.val() {
+                self.state.d.next = self.k_fl_chk.val();
+            }
+            self.prog.d.next = self.k_prog_idle.val();
+        }
+        if self.state.q.val() == self.k_fl_chk.val() {
+            self.state.d.next = self.k_f_wqps.val();
+            if self.do_err.q.val() {
+                self.state.d.next = self.k_fl_err.val();
+            }
+            if self.rq_ci.q.val() != self.rq_pi.q.val() {
+                self.state.d.next = self.k_fl_rq.val();
+            }
+        }
+        if (self.state.q.val() == self.k_fl_rq.val()) & self.m_dma_rd_req_ready.val() {
+            self.state.d.next = self.k_fl_resp.val();
+        }
+        if (self.state.q.val() == self.k_fl_resp.val()) & self.s_dma_rd_resp_valid.val() {
+            self.rqe_index.d.next = self.rq_ci.q.val();
+            self.rqe_wr_id.d.next = self.s_dma_rd_resp_data.val().get_bits::<64>(0);
+            if self.s_dma_rd_resp_err.val() {
+                self.rqe_wr_id.d.next = self.k_zero64.val();
+            }
+            self.state.d.next = self.k_fl_cqe.val();
+        }
+        if (self.state.q.val() == self.k_fl_cqe.val()) & self.m_cqe_ready.val() {
+            self.rq_ci.d.next = self.rq_ci.q.val() + self.k_one32.val();
+            self.state.d.next = self.k_fl_chk.val();
+        }
+        if (self.state.q.val() == self.k_fl_err.val()) & self.m_qp_err_ready.val() {
+            self.state.d.next = self.k_f_wqps.val();
         }
         if (self.state.q.val() == self.k_f_wqps.val()) & self.m_qps_wr_ready.val() {
             self.state.d.next = self.k_f_drain.val();
@@ -1918,6 +2106,10 @@ mod tests {
                 u.m_cqe_ready.next = true;
                 u.s_read_err_valid.next = false;
                 u.s_atomic_err_valid.next = false;
+                u.m_qp_err_ready.next = true;
+                u.s_flush_valid.next = false;
+                u.m_inv_ready.next = true;
+                u.m_inv_ok.next = true;
                 self.b.settle();
                 let u = &self.b.uut;
                 let was_started = started;

@@ -16,9 +16,11 @@
 //! CQ rings in host memory), host memory, the QP's state, ePSN and RQ consumer index (the
 //! model's QUERY_QP) and the responder's global counters (the model's BAR0 counters).
 //!
-//! Known difference, filtered: the model flushes the posted receives (WR_FLUSH_ERR CQEs)
-//! when a QP enters the error state; the RTL leaves that to the command engine (not wired),
-//! so the bench drops the model's WR_FLUSH_ERR CQEs.
+//! The error state is compared in full: the QP-error event (a handshake; the bench moves
+//! `qpa.state` to ERR when it takes it, as the command engine does), the WR_FLUSH_ERR
+//! CQEs of the receive in progress and of the posted receives (on the responder's own
+//! error, on a receive posted to a QP in ERR, and on a host MODIFY_QP to ERR, which the
+//! bench sends as the command engine's flush request), and the RQ consumer index after.
 
 use super::*;
 use crate::bench::{Bench, Rng};
@@ -56,7 +58,7 @@ const CQ_LOG: u32 = 11;
 const CQ_BYTES: u64 = 64 << CQ_LOG;
 const RQ_LOG: u32 = 4;
 /// SEND with invalidate in the streams.
-const INVALIDATE: bool = false;
+const INVALIDATE: bool = true;
 
 /// The MRs: (index, access, va, iova, length, pdn).
 const MRS: [(u32, u32, u64, u64, u64, u32); 5] = [
@@ -274,7 +276,7 @@ impl Model {
         panic!("the model did not go quiet");
     }
 
-    /// The CQEs written to CQ `cqn` since the last call (WR_FLUSH_ERR ones left out).
+    /// The CQEs written to CQ `cqn` since the last call.
     fn new_cqes(&mut self, cqn: u32) -> Vec<Cqe> {
         let mut out = Vec::new();
         let seen = self.cq_seen.entry(cqn).or_insert(0);
@@ -287,9 +289,7 @@ impl Model {
                 return out;
             }
             *seen += 1;
-            if c.status != WcStatus::WrFlushErr {
-                out.push(Cqe { phase: 0, ..c });
-            }
+            out.push(Cqe { phase: 0, ..c });
         }
     }
 }
@@ -384,6 +384,7 @@ struct RtlOut {
     /// (cqn, CQE)
     cqes: Vec<(u32, Cqe)>,
     qp_errs: Vec<u32>,
+    invalidates: usize,
     counters: [u64; 6],
 }
 
@@ -426,7 +427,12 @@ impl Rtl {
     }
 
     /// Runs one request and/or doorbell through the block until it is idle again.
-    fn run(&mut self, req: Option<&Pkt>, doorbell: Option<(u32, u32)>) -> RtlOut {
+    fn run(
+        &mut self,
+        req: Option<&Pkt>,
+        doorbell: Option<(u32, u32)>,
+        flush: Option<u32>,
+    ) -> RtlOut {
         let mut out = RtlOut::default();
         let mut hdr = req.map(|p| p.hdr);
         let mut beats: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
@@ -438,6 +444,7 @@ impl Rtl {
             }
         }
         let mut db = doorbell;
+        let mut fl = flush;
         // context reads: (due, table, addr)
         let mut rd: [Option<usize>; 3] = [None; 3];
         let mut mr_pending: Option<(u32, Result<u64, ()>)> = None;
@@ -450,7 +457,7 @@ impl Rtl {
         let mut started = false;
         for _ in 0..20_000 {
             let pv = self.maybe();
-            let rdy: Vec<bool> = (0..12).map(|_| self.maybe()).collect();
+            let rdy: Vec<bool> = (0..14).map(|_| self.maybe()).collect();
             let u = &mut self.b.uut;
             u.local_mac.next = u48(LOCAL_MAC).into();
             u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
@@ -478,6 +485,18 @@ impl Rtl {
                 u.s_hdr_has_atomic_eth.next = h.atomic.is_some();
                 u.s_hdr_has_immdt.next = h.imm.is_some();
                 u.s_hdr_has_ieth.next = h.ieth.is_some();
+            }
+            u.s_flush_valid.next = fl.is_some();
+            u.s_flush_qpn.next = u64::from(fl.unwrap_or(0)).into();
+            u.m_qp_err_ready.next = rdy[12];
+            // the command engine's invalidate: the model's own rule, answered with ready
+            u.m_inv_ready.next = rdy[13];
+            u.m_inv_ok.next = false;
+            if u.m_inv_valid.val() {
+                u.m_inv_ok.next = self.tables.clone().invalidate(
+                    u.m_inv_key.val().to_u64() as u32,
+                    u.m_inv_pdn.val().to_u64() as u32,
+                );
             }
             u.s_rq_db_valid.next = db.is_some();
             let (dq, dpi) = db.unwrap_or((0, 0));
@@ -546,6 +565,10 @@ impl Rtl {
             }
             if u.s_rq_db_valid.val() && u.s_rq_db_ready.val() {
                 db = None;
+                started = true;
+            }
+            if u.s_flush_valid.val() && u.s_flush_ready.val() {
+                fl = None;
                 started = true;
             }
             let mut next_rd = [None; 3];
@@ -782,7 +805,15 @@ impl Rtl {
                 };
                 out.cqes.push((u.m_cqe_cqn.val().to_u64() as u32, c));
             }
-            if u.m_qp_err_valid.val() {
+            if u.m_inv_valid.val() && u.m_inv_ready.val() {
+                let ok = self.tables.invalidate(
+                    u.m_inv_key.val().to_u64() as u32,
+                    u.m_inv_pdn.val().to_u64() as u32,
+                );
+                assert_eq!(ok, u.m_inv_ok.val(), "the answer given");
+                out.invalidates += 1;
+            }
+            if u.m_qp_err_valid.val() && u.m_qp_err_ready.val() {
                 let q = u.m_qp_err_qpn.val().to_u64() as u32;
                 out.qp_errs.push(q);
                 // The command engine's part: the QP enters the error state.
@@ -805,6 +836,7 @@ impl Rtl {
             self.b.tick();
             let busy_outside = hdr.is_some()
                 || db.is_some()
+                || fl.is_some()
                 || !errs.is_empty()
                 || mr_pending.is_some()
                 || rd_resp.is_some()
@@ -913,6 +945,11 @@ impl Sender {
             // SEND or WRITE, n packets
             let write = kind >= 30;
             let imm = rng.percent(30).then(|| rng.next_u64() as u32);
+            // SEND with invalidate: the READ-only MR, the other PD's, a wrong tag (MR 2's
+            // index), or no such MR; only the first can succeed, once per seed
+            let inv = (!write && INVALIDATE && imm.is_none() && rng.percent(20)).then(|| {
+                [key_of(3), key_of(5), key_of(2) ^ 0x80, key_of(6)][rng.below(4) as usize]
+            });
             let (va, rkey) = target(rng, len, 1);
             let reth_len = if rng.percent(4) {
                 len.wrapping_add(1)
@@ -922,6 +959,8 @@ impl Sender {
             for k in 0..n {
                 let (first, last) = (k == 0, k + 1 == n);
                 let op = match (write, first, last, imm.is_some()) {
+                    (false, true, true, false) if inv.is_some() => Opcode::SendOnlyWithInvalidate,
+                    (false, false, true, false) if inv.is_some() => Opcode::SendLastWithInvalidate,
                     (false, true, true, false) => Opcode::SendOnly,
                     (false, true, true, true) => Opcode::SendOnlyWithImmediate,
                     (false, true, false, _) => Opcode::SendFirst,
@@ -942,6 +981,9 @@ impl Sender {
                 }
                 if last {
                     h.imm = imm;
+                    if !write {
+                        h.ieth = inv;
+                    }
                 }
                 let take = (bytes.len()).min(pmtu as usize);
                 let mut payload: Vec<u8> = bytes.drain(..take).collect();
@@ -1045,6 +1087,10 @@ struct Stats {
     atomic_acks: usize,
     cqes: BTreeMap<String, usize>,
     qp_errors: usize,
+    host_errors: usize,
+    /// Invalidate requests, and receives completed WITH_INV.
+    invalidates: usize,
+    with_inv: usize,
     doorbells: usize,
     reconnects: usize,
     counters: [u64; 6],
@@ -1243,6 +1289,12 @@ impl World {
             }
         }
         self.stats.qp_errors += out.qp_errs.len();
+        self.stats.invalidates += out.invalidates;
+        self.stats.with_inv += out
+            .cqes
+            .iter()
+            .filter(|(_, c)| c.wc_flags & rocenic_proto::abi::verbs::wc_flags::WITH_INV != 0)
+            .count();
         for (c, o) in self.stats.counters.iter_mut().zip(out.counters) {
             *c += o;
         }
@@ -1297,11 +1349,7 @@ impl World {
                 val(s, qps_layout::FIELDS, "epsn") as u32,
                 val(s, qps_layout::FIELDS, "rq_ci") as u32,
             );
-            let mut model = (u64::from(u8::from(q.state)), q.rq_psn, q.rq_ci);
-            if q.state == QpState::Err {
-                // the model flushed the posted receives (rq_ci = rq_pi): not the RTL's
-                model.2 = rtl.2;
-            }
+            let model = (u64::from(u8::from(q.state)), q.rq_psn, q.rq_ci);
             if rtl != model {
                 self.fail(&format!(
                     "{what}: QP {qpn} (state, epsn, rq_ci): model {model:?}, rtl {rtl:?}"
@@ -1338,7 +1386,7 @@ impl World {
             .or_default() += 1;
         let before = self.model.counters();
         let mf = self.model.deliver(Some(frame));
-        let out = self.rtl.run(Some(p), None);
+        let out = self.rtl.run(Some(p), None, None);
         let what = format!(
             "packet {:?} psn {:#x} to QP {:#x} ({} bytes, reth {:x?}, atomic {:x?})",
             p.hdr.opcode,
@@ -1396,8 +1444,32 @@ impl World {
         let before = self.model.counters();
         self.model.nic.bar_write(regs::rq_doorbell(qpn), pi);
         let mf = self.model.deliver(None);
-        let out = self.rtl.run(None, Some((qpn, pi)));
+        let out = self.rtl.run(None, Some((qpn, pi)), None);
         self.compare(mf, before, out, &format!("RQ doorbell QP {qpn} pi {pi}"));
+    }
+
+    /// The host moves QP `i` to ERR (MODIFY_QP): the model flushes; on the RTL side the
+    /// command engine writes `qpa.state` and hands the responder a flush request.
+    fn host_error(&mut self, i: usize) {
+        let qpn = QPS[i];
+        self.stats.host_errors += 1;
+        let before = self.model.counters();
+        let args = ModifyQpArgs {
+            qpn,
+            mask: qp_attr::STATE,
+            state: u8::from(QpState::Err),
+            ..ModifyQpArgs::default()
+        };
+        self.model.ok(CmdOpcode::ModifyQp, args.to_args());
+        let mf = self.model.deliver(None);
+        set(
+            &mut self.rtl.qpa[qpn as usize],
+            qpa_layout::FIELDS,
+            "state",
+            u64::from(u8::from(QpState::Err)),
+        );
+        let out = self.rtl.run(None, None, Some(qpn));
+        self.compare(mf, before, out, &format!("MODIFY_QP {qpn} to ERR"));
     }
 
     fn step(&mut self) {
@@ -1411,6 +1483,8 @@ impl World {
             let room = (1u32 << RQ_LOG) - self.senders[i].rq_pi.wrapping_sub(q.rq_ci);
             let k = (1 + self.rng.below(3) as u32).min(room);
             self.post(i, k);
+        } else if r < 22 && !errored && self.rng.percent(50) {
+            self.host_error(i);
         } else if r < 22 || (errored && r < 50) {
             let attrs = Attrs::random(&mut self.rng, qpn);
             self.stats.reconnects += 1;
@@ -1506,6 +1580,9 @@ fn random_streams_match_the_model() {
         total.read_responses += s.read_responses;
         total.atomic_acks += s.atomic_acks;
         total.qp_errors += s.qp_errors;
+        total.host_errors += s.host_errors;
+        total.invalidates += s.invalidates;
+        total.with_inv += s.with_inv;
         total.doorbells += s.doorbells;
         total.reconnects += s.reconnects;
         for (t, c) in total.counters.iter_mut().zip(s.counters) {
@@ -1527,6 +1604,8 @@ fn random_streams_match_the_model() {
         "RdmaWriteOnly",
         "RdmaWriteOnlyWithImmediate",
         "RdmaReadRequest",
+        "SendOnlyWithInvalidate",
+        "SendLastWithInvalidate",
         "CompareSwap",
         "FetchAdd",
     ] {
@@ -1547,6 +1626,11 @@ fn random_streams_match_the_model() {
     );
     assert!(total.read_responses > 0 && total.atomic_acks > 0);
     assert!(n(&total.cqes, "Recv Success") > 0 && n(&total.cqes, "RecvRdmaWithImm Success") > 0);
-    assert!(total.qp_errors > 0 && total.reconnects > 0);
+    assert!(total.qp_errors > 0 && total.reconnects > 0 && total.host_errors > 0);
+    assert!(n(&total.cqes, "Recv WrFlushErr") > 0, "no receive flushed");
+    assert!(
+        total.with_inv > 0 && total.invalidates > total.with_inv,
+        "SEND with invalidate: no success or no refusal"
+    );
     assert!(total.counters.iter().all(|&c| c > 0), "every counter moved");
 }
