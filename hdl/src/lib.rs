@@ -81,6 +81,8 @@
 //!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
 //! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
 //!   (`SendWqe::from_bytes`).
+//! - [`requester::Requester`]: the requester's sequencer, transmit half (SQ doorbells,
+//!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`).
 //! - [`read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
 //!   flight, records and payload in order as the model's `exec_read` sends them.
 //! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
@@ -125,6 +127,7 @@ pub mod qp_timers;
 pub mod read_resp;
 pub mod regfile;
 pub mod req_rx_check;
+pub mod requester;
 pub mod resp_check;
 pub mod responder;
 pub mod rx_fifo;
@@ -280,6 +283,9 @@ pub enum Design {
     /// The requester's segmentation engine ([`segmenter::Segmenter`]): send WQEs to request
     /// records and DMA-read payloads.
     Segmenter,
+    /// The requester's sequencer, transmit half, with its per-QP op ring
+    /// ([`requester::Requester`], 256 QPs).
+    Requester,
     /// Send WQE fetch by DMA and decode ([`wqe_fetch::WqeFetch`]).
     WqeFetch,
     /// The READ responder's data path ([`read_resp::ReadResp`], 256 QPs).
@@ -290,7 +296,7 @@ pub enum Design {
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 21] = [
+    pub const ALL: [Design; 22] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -309,6 +315,7 @@ impl Design {
         Design::ReqRxCheck,
         Design::Responder,
         Design::Segmenter,
+        Design::Requester,
         Design::WqeFetch,
         Design::ReadResp,
         Design::AtomicUnit,
@@ -335,6 +342,7 @@ impl Design {
             Design::ReqRxCheck => "req-rx-check",
             Design::Responder => "responder",
             Design::Segmenter => "segmenter",
+            Design::Requester => "requester",
             Design::WqeFetch => "wqe-fetch",
             Design::ReadResp => "read-resp",
             Design::AtomicUnit => "atomic-unit",
@@ -351,6 +359,7 @@ impl Design {
             Design::RxFifo | Design::Control => Some(Design::Engine),
             Design::RegFile => Some(Design::Control),
             Design::RespCheck => Some(Design::Responder),
+            Design::Segmenter | Design::WqeFetch => Some(Design::Requester),
             _ => None,
         }
     }
@@ -385,6 +394,7 @@ impl Design {
             Design::ReqRxCheck => generate_verilog(&mut req_rx_check::ReqRxCheck::default()),
             Design::Responder => generate_verilog(&mut responder::Responder::<QP_LOG>::default()),
             Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
+            Design::Requester => generate_verilog(&mut requester::Requester::default()),
             Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
             Design::ReadResp => generate_verilog(&mut read_resp::ReadResp::<QP_LOG>::default()),
             Design::AtomicUnit => {

@@ -1881,7 +1881,7 @@ impl<const QA: usize> Logic for Responder<QA> {
 }
 
 #[cfg(test)]
-mod diff;
+pub(crate) mod diff;
 
 #[cfg(test)]
 mod tests {

@@ -45,23 +45,23 @@ use std::collections::{BTreeMap, VecDeque};
 const QA: usize = 4;
 /// Our two QPs, each with its own receive CQ.
 const QPS: [u32; 2] = [3, 6];
-const PDN: u32 = 1;
-const OTHER_PDN: u32 = 2;
-const LOCAL_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
-const LOCAL_IP: [u8; 4] = [10, 0, 0, 1];
+pub(crate) const PDN: u32 = 1;
+pub(crate) const OTHER_PDN: u32 = 2;
+pub(crate) const LOCAL_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
+pub(crate) const LOCAL_IP: [u8; 4] = [10, 0, 0, 1];
 
 /// Host memory: the buffers (rings, MR targets) and the CQ rings; the rest faults.
-const BUF_BASE: u64 = 0x10_0000;
-const BUF_LEN: usize = 0x4_0000;
-const CQ_BASE: u64 = 0x80_0000;
-const CQ_LOG: u32 = 11;
-const CQ_BYTES: u64 = 64 << CQ_LOG;
+pub(crate) const BUF_BASE: u64 = 0x10_0000;
+pub(crate) const BUF_LEN: usize = 0x4_0000;
+pub(crate) const CQ_BASE: u64 = 0x80_0000;
+pub(crate) const CQ_LOG: u32 = 11;
+pub(crate) const CQ_BYTES: u64 = 64 << CQ_LOG;
 const RQ_LOG: u32 = 4;
 /// SEND with invalidate in the streams.
 const INVALIDATE: bool = true;
 
 /// The MRs: (index, access, va, iova, length, pdn).
-const MRS: [(u32, u32, u64, u64, u64, u32); 5] = [
+pub(crate) const MRS: [(u32, u32, u64, u64, u64, u32); 5] = [
     // receive buffers
     (
         1,
@@ -109,7 +109,7 @@ const MRS: [(u32, u32, u64, u64, u64, u32); 5] = [
     ),
 ];
 
-fn key_of(index: u32) -> u32 {
+pub(crate) fn key_of(index: u32) -> u32 {
     mr_key(index, 0x10 + index as u8)
 }
 
@@ -122,18 +122,18 @@ fn rq_ring(qpn: u32) -> u64 {
     }
 }
 
-fn cq_ring(cqn: u32) -> u64 {
+pub(crate) fn cq_ring(cqn: u32) -> u64 {
     CQ_BASE + u64::from(cqn - 1) * CQ_BYTES
 }
 
 /// Host memory through the IOMMU: two mapped regions.
 #[derive(Clone)]
-struct Host {
-    regions: Vec<(u64, Vec<u8>)>,
+pub(crate) struct Host {
+    pub(crate) regions: Vec<(u64, Vec<u8>)>,
 }
 
 impl Host {
-    fn new(rng: &mut Rng) -> Host {
+    pub(crate) fn new(rng: &mut Rng) -> Host {
         Host {
             regions: vec![
                 (BUF_BASE, rng.bytes(BUF_LEN)),
@@ -149,7 +149,7 @@ impl Host {
         })
     }
 
-    fn read(&self, iova: u64, buf: &mut [u8]) -> bool {
+    pub(crate) fn read(&self, iova: u64, buf: &mut [u8]) -> bool {
         match self.range(iova, buf.len()) {
             Some((i, off)) => {
                 buf.copy_from_slice(&self.regions[i].1[off..off + buf.len()]);
@@ -159,7 +159,7 @@ impl Host {
         }
     }
 
-    fn write(&mut self, iova: u64, data: &[u8]) -> bool {
+    pub(crate) fn write(&mut self, iova: u64, data: &[u8]) -> bool {
         match self.range(iova, data.len()) {
             Some((i, off)) => {
                 self.regions[i].1[off..off + data.len()].copy_from_slice(data);
@@ -206,16 +206,16 @@ const COUNTERS: [Counter; 6] = [
 ];
 
 /// The model, with its host memory.
-struct Model {
-    nic: Nic,
-    host: Host,
-    now: u64,
+pub(crate) struct Model {
+    pub(crate) nic: Nic,
+    pub(crate) host: Host,
+    pub(crate) now: u64,
     /// CQEs read from each CQ ring so far.
-    cq_seen: BTreeMap<u32, u32>,
+    pub(crate) cq_seen: BTreeMap<u32, u32>,
 }
 
 impl Model {
-    fn tick(&mut self, rx: &mut VecDeque<Frame>, tx: &mut Vec<Frame>) {
+    pub(crate) fn tick(&mut self, rx: &mut VecDeque<Frame>, tx: &mut Vec<Frame>) {
         self.now += 1;
         let mut io = DeviceIo {
             dma: &mut self.host,
@@ -225,7 +225,7 @@ impl Model {
         self.nic.tick(self.now, &mut io);
     }
 
-    fn command(&mut self, op: CmdOpcode, args: Args) -> (CmdStatus, [u32; 8]) {
+    pub(crate) fn command(&mut self, op: CmdOpcode, args: Args) -> (CmdStatus, [u32; 8]) {
         for (i, &a) in args.iter().enumerate() {
             self.nic.bar_write(regs::cmd_arg(i as u32), a);
         }
@@ -246,12 +246,12 @@ impl Model {
         (CmdStatus::from(status), outs)
     }
 
-    fn ok(&mut self, op: CmdOpcode, args: Args) {
+    pub(crate) fn ok(&mut self, op: CmdOpcode, args: Args) {
         let (s, _) = self.command(op, args);
         assert_eq!(s, CmdStatus::Ok, "{op:?}");
     }
 
-    fn query(&mut self, qpn: u32) -> QueryQpOut {
+    pub(crate) fn query(&mut self, qpn: u32) -> QueryQpOut {
         let mut a = [0; 16];
         a[0] = qpn;
         let (s, outs) = self.command(CmdOpcode::QueryQp, a);
@@ -277,7 +277,7 @@ impl Model {
     }
 
     /// The CQEs written to CQ `cqn` since the last call.
-    fn new_cqes(&mut self, cqn: u32) -> Vec<Cqe> {
+    pub(crate) fn new_cqes(&mut self, cqn: u32) -> Vec<Cqe> {
         let mut out = Vec::new();
         let seen = self.cq_seen.entry(cqn).or_insert(0);
         loop {
@@ -334,20 +334,20 @@ impl Attrs {
     }
 }
 
-/// Shared with the scripted bench (`super::tests`).
-pub(super) fn put<const W: usize>(e: &mut Bits<W>, at: usize, w: usize, v: u64) {
+/// Shared with the scripted bench (`super::tests`) and the requester's bench.
+pub(crate) fn put<const W: usize>(e: &mut Bits<W>, at: usize, w: usize, v: u64) {
     for b in 0..w {
         *e = e.replace_bit(at + b, (v >> b) & 1 == 1);
     }
 }
 
-/// Shared with the scripted bench (`super::tests`).
-pub(super) fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
+/// Shared with the scripted bench (`super::tests`) and the requester's bench.
+pub(crate) fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
     (0..w).fold(0, |v, b| v | (u64::from(e.get_bit(at + b)) << b))
 }
 
-/// Shared with the scripted bench (`super::tests`).
-pub(super) fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
+/// Shared with the scripted bench (`super::tests`) and the requester's bench.
+pub(crate) fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
     let mut at = 0;
     for &(n, w) in fields {
         if n == name {
@@ -358,17 +358,17 @@ pub(super) fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
     panic!("no field {name}")
 }
 
-fn set<const W: usize>(e: &mut Bits<W>, fields: &[(&str, usize)], name: &str, v: u64) {
+pub(crate) fn set<const W: usize>(e: &mut Bits<W>, fields: &[(&str, usize)], name: &str, v: u64) {
     let (at, w) = field(fields, name);
     put(e, at, w, v);
 }
 
-fn val<const W: usize>(e: &Bits<W>, fields: &[(&str, usize)], name: &str) -> u64 {
+pub(crate) fn val<const W: usize>(e: &Bits<W>, fields: &[(&str, usize)], name: &str) -> u64 {
     let (at, w) = field(fields, name);
     get(e, at, w)
 }
 
-fn u48(b: [u8; 6]) -> u64 {
+pub(crate) fn u48(b: [u8; 6]) -> u64 {
     b.iter().fold(0, |v, &x| v << 8 | u64::from(x))
 }
 

@@ -1,0 +1,1380 @@
+//! `Requester`: the requester's sequencer, transmit half, and its per-QP op ring.
+//!
+//! ```text
+//!  s_sq_db --> read qpc, qpa, qpr --> qpr.sq_pi written
+//!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end)
+//!     --> eligible? --> WqeFetch --> window / max_rd_atomic / FENCE --> validate_wqe
+//!     (opcode, inline, SGEs, lengths, lkey through MrCheck) --> op appended to the ring
+//!     --> Segmenter job (first PSN = next_psn, start_pkt 0) --> qpr written (sq_fetch,
+//!     next_psn) --> the same QP again while it has work
+//!  a WQE failing validation: error op appended (or, at the head of the SQ, its CQE at
+//!  once on m_cqe and the QP-error pulse); the QP stops fetching
+//!  Segmenter m_sent pulses --> sent_end (own RAM, copied into qpr at the next write-back)
+//! ```
+//!
+//! # The op ring (stage 1)
+//!
+//! One ring of [`OPS`] ops per QP in block RAM, address `{qpn, slot}`, `slot` = the op's SQ
+//! index mod 16. Head and tail are `qpr.sq_ci` (the oldest WQE not retired) and
+//! `qpr.sq_fetch` (the next to fetch): one op per fetched WQE, as the model's `ops` list
+//! (`sq_fetch - sq_ci` = `ops.len()`), so the ring needs no pointers of its own and fetch
+//! stops when it holds 16 ops. An entry ([`op_layout`]) is what the model's `OpSummary`
+//! holds (`kind`, `first_psn`, `npsn`, `resp` = responses received, `len`, `pmtu`,
+//! `done`) and what a completion needs (`wr_id`, `signaled`, `wc_opcode`, `status` of a
+//! failed op, the local `iova` for READ/atomic delivery); the WQE index is `sq_ci` + its
+//! position. The walk port `s_op_rd_*` / `m_op_*` reads one entry a cycle (data one cycle
+//! after the address), oldest first from `sq_ci`, as `ReqRxCheck`'s walk takes them.
+//!
+//! # What the transmit half matches in the model (`model/src/requester.rs`)
+//!
+//! - Doorbells set `sq_pi` (a read-modify-write of `qpr`); the doorbell's QP is then
+//!   served at once.
+//! - `fetch_wqe`: only in RTS, not `stopped`, `sq_fetch != sq_pi`; a READ/atomic waits
+//!   while `min(max_rd_atomic, 16).max(1)` are outstanding, a FENCE while any is; the WQE
+//!   is then dropped and fetched again later (as the model returns without consuming it).
+//!   A refused SQ read counts a DMA fault and pulses `m_qp_err` (the QP stops).
+//! - `validate_wqe`: unknown opcode, inline READ/atomic or inline longer than 32 bytes,
+//!   more than one SGE -> LOC_QP_OP_ERR; an atomic without one 8-byte SGE, a length over
+//!   2^31 -> LOC_LEN_ERR; the SGE's lkey / PD / range / access (LOCAL_WRITE for READ and
+//!   atomic) through `MrCheck` -> LOC_PROT_ERR. A valid op takes `packets(len, pmtu)` PSNs
+//!   (one for an atomic) from `next_psn`; a failed one none, and it stops the QP.
+//! - A failed op at the head of the SQ (every earlier op retired) completes at once with
+//!   its status (`m_cqe_*`: wr_id, byte_len = the WQE's length, wqe_index, the WC opcode,
+//!   the send CQ, src_qp = dest QPN) and `m_qp_err` pulses (the model's `retire` ->
+//!   `enter_error`). Behind outstanding ops it is appended done with its status: its CQE
+//!   is the receive half's (retire in SQ order; not done yet).
+//! - `note_request_sent`: each record the Segmenter hands on sets the QP's `sent_end` to
+//!   its PSN + 1 (no retransmissions yet, so every PSN is new).
+//!
+//! # Differences and what is not done
+//!
+//! - The window (`max_outstanding_psns` = 1024) is applied per job: a job starts only when
+//!   all of its packets lie within the window (a READ: its request's PSN); the model sends
+//!   a message's first packets as soon as each fits. Without ACKs the model then sends a
+//!   prefix of such a message and the RTL nothing of it.
+//! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
+//! - The receive half: retiring ops, success CQEs, `una_psn`/retry/RNR, go-back-N
+//!   (`start_pkt`), `QpTimers`, READ/atomic delivery; the decrement of the outstanding
+//!   READ/atomic count (done when such ops retire).
+//! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
+//!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
+//!   will), and a second failure reported before the first is served is lost.
+//! - The flush (WR_FLUSH_ERR) of the QP's other WQEs when it enters the error state.
+//! - `sent_end` lives in the block's own RAM (the pulses come every cycle; `qpr` has one
+//!   write port): `qpr.sent_end` is refreshed from it at each write-back of the QP.
+//! - The read-modify-writes of `qpr` are not interlocked with a MODIFY_QP of the same QP.
+//! - One QP at a time; one WQE takes about 15 cycles plus the WQE fetch's DMA latency and
+//!   the MR check.
+
+use crate::cat::Cat;
+use crate::ctx_tables::{
+    qpa_layout, qpc_layout, qpr_layout, QpaEntry, QpcEntry, QprEntry, QprPack,
+};
+use crate::icrc::DATA_BITS;
+use crate::prelude::*;
+use crate::req_rx_check::{KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS};
+use crate::segmenter::Segmenter;
+use crate::tx_arbiter::RECORD_BITS;
+use crate::wqe_fetch::WqeFetch;
+use crate::QP_LOG;
+use rocenic_proto::abi::wqe::MAX_INLINE;
+
+/// log2 of the op ring's entries: 16 ops for each of 2^QP_LOG QPs.
+pub const RING_LOG: usize = QP_LOG + 4;
+const _: () = assert!(OPS == 16, "the ring slot is 4 bits");
+/// The go-back-N window (the model's `max_outstanding_psns`).
+pub const WINDOW: u64 = 1024;
+
+crate::packed_layout!(
+    /// An op of the ring (what the model's `SendOp` keeps that the requester needs).
+    op_layout, OpPack; wr_id: 64, signaled: 1, wc_opcode: 3, kind: 2, iova: 64, len: 32,
+    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8
+);
+crate::unpack_fields!(
+    /// Every field of an op.
+    OpUnpack, op_layout; wr_id: 64, signaled: 1, wc_opcode: 3, kind: 2, iova: 64, len: 32,
+    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8
+);
+pub type OpEntry = Bits<{ op_layout::BITS }>;
+
+crate::unpack_fields!(
+    /// The create-time fields the requester reads.
+    QpcFields, qpc_layout; present: 1, pdn: 8, send_cqn: 8, sq_log: 4, sq_ring: 58
+);
+crate::unpack_fields!(
+    /// The attributes the requester reads.
+    QpaFields, qpa_layout; state: 3, pmtu: 3, dest_qpn: 24, dest_mac: 48, dest_ip: 32,
+    udp_sport: 16, max_rd_atomic: 5
+);
+crate::unpack_fields!(
+    /// The requester state.
+    QprFields, qpr_layout; sq_pi: 32, sq_fetch: 32, sq_ci: 32, next_psn: 24, una_psn: 24,
+    sent_end: 24, retry_left: 3, rnr_left: 3
+);
+
+// FSM states.
+const S_IDLE: u64 = 0;
+const S_RD_C: u64 = 1;
+const S_W_C: u64 = 2;
+const S_RD_A: u64 = 3;
+const S_W_A: u64 = 4;
+const S_RD_R: u64 = 5;
+const S_W_R: u64 = 6;
+const S_WR_DB: u64 = 7;
+const S_DECIDE: u64 = 8;
+const S_FETCH: u64 = 9;
+const S_WQE: u64 = 10;
+const S_CHECK: u64 = 11;
+const S_FAULT: u64 = 12;
+const S_MR_REQ: u64 = 13;
+const S_MR_RES: u64 = 14;
+const S_FIT: u64 = 15;
+const S_APPEND: u64 = 16;
+const S_JOB: u64 = 17;
+const S_WQPR: u64 = 18;
+const S_CQE: u64 = 19;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+/// The requester's transmit sequencer and its op ring; see the [module docs](self).
+#[derive(LogicBlock)]
+pub struct Requester {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// Our MAC and IPv4 address (BAR0), the source of every request.
+    pub local_mac: Signal<In, Bits<48>>,
+    pub local_ip: Signal<In, Bits<32>>,
+
+    /// SQ doorbells: the new producer index of a QP's SQ (the register file's doorbell
+    /// FIFO, kind SQ).
+    pub s_sq_db_valid: Signal<In, Bit>,
+    pub s_sq_db_ready: Signal<Out, Bit>,
+    pub s_sq_db_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_sq_db_pi: Signal<In, Bits<32>>,
+    /// A QP was reset or destroyed (the command engine's QP event): its op-ring
+    /// bookkeeping (`stopped`, outstanding READ/atomic count, `sent_end` copy) is cleared.
+    pub s_qp_clr_valid: Signal<In, Bit>,
+    pub s_qp_clr_ready: Signal<Out, Bit>,
+    pub s_qp_clr_qpn: Signal<In, Bits<QP_LOG>>,
+
+    /// The QP context tables' datapath read ports (`CtxTable`) and the `qpr` write port.
+    pub m_qpc_rd_valid: Signal<Out, Bit>,
+    pub m_qpc_rd_ready: Signal<In, Bit>,
+    pub m_qpc_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub s_qpc_rd_valid: Signal<In, Bit>,
+    pub s_qpc_rd_data: Signal<In, QpcEntry>,
+    pub m_qpa_rd_valid: Signal<Out, Bit>,
+    pub m_qpa_rd_ready: Signal<In, Bit>,
+    pub m_qpa_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub s_qpa_rd_valid: Signal<In, Bit>,
+    pub s_qpa_rd_data: Signal<In, QpaEntry>,
+    pub m_qpr_rd_valid: Signal<Out, Bit>,
+    pub m_qpr_rd_ready: Signal<In, Bit>,
+    pub m_qpr_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub s_qpr_rd_valid: Signal<In, Bit>,
+    pub s_qpr_rd_data: Signal<In, QprEntry>,
+    pub m_qpr_wr_valid: Signal<Out, Bit>,
+    pub m_qpr_wr_ready: Signal<In, Bit>,
+    pub m_qpr_wr_addr: Signal<Out, Bits<QP_LOG>>,
+    pub m_qpr_wr_data: Signal<Out, QprEntry>,
+
+    /// The lkey check of an SGE, through an `MrCheck` (request / answer).
+    pub m_mr_req_valid: Signal<Out, Bit>,
+    pub m_mr_req_ready: Signal<In, Bit>,
+    pub m_mr_req_key: Signal<Out, Bits<32>>,
+    pub m_mr_req_pdn: Signal<Out, Bits<8>>,
+    pub m_mr_req_va: Signal<Out, Bits<64>>,
+    pub m_mr_req_len: Signal<Out, Bits<32>>,
+    pub m_mr_req_need: Signal<Out, Bits<4>>,
+    pub s_mr_res_valid: Signal<In, Bit>,
+    pub s_mr_res_ready: Signal<Out, Bit>,
+    pub s_mr_res_ok: Signal<In, Bit>,
+    pub s_mr_res_iova: Signal<In, Bits<64>>,
+
+    /// `WqeFetch`'s DMA read client (the SQ slot, 64 bytes).
+    pub m_wqe_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_wqe_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_wqe_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_wqe_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_wqe_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_wqe_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_wqe_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_wqe_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_wqe_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_wqe_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_wqe_dma_rd_resp_err: Signal<In, Bit>,
+
+    /// `Segmenter`'s DMA read client (payloads).
+    pub m_seg_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_seg_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_seg_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_seg_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_seg_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_seg_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_seg_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_seg_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_seg_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_seg_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_seg_dma_rd_resp_err: Signal<In, Bit>,
+
+    /// Request records and payloads (`Segmenter`'s), for `TxPath`'s request source.
+    pub m_pkt_valid: Signal<Out, Bit>,
+    pub m_pkt_ready: Signal<In, Bit>,
+    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
+    pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tvalid: Signal<Out, Bit>,
+    pub m_pay_tready: Signal<In, Bit>,
+    /// A request record was taken (pulse; for the ACK timer).
+    pub m_sent_valid: Signal<Out, Bit>,
+    pub m_sent_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_sent_psn: Signal<Out, Bits<24>>,
+
+    /// Send completions (`Completion`'s `s_cqe_*`): today only WQEs that fail validation.
+    pub m_cqe_valid: Signal<Out, Bit>,
+    pub m_cqe_ready: Signal<In, Bit>,
+    pub m_cqe_cqn: Signal<Out, Bits<8>>,
+    pub m_cqe_wr_id: Signal<Out, Bits<64>>,
+    pub m_cqe_byte_len: Signal<Out, Bits<32>>,
+    pub m_cqe_imm: Signal<Out, Bits<32>>,
+    pub m_cqe_qp_num: Signal<Out, Bits<24>>,
+    pub m_cqe_src_qp: Signal<Out, Bits<24>>,
+    pub m_cqe_wqe_index: Signal<Out, Bits<32>>,
+    pub m_cqe_opcode: Signal<Out, Bits<8>>,
+    pub m_cqe_status: Signal<Out, Bits<8>>,
+    pub m_cqe_wc_flags: Signal<Out, Bits<8>>,
+    pub m_cqe_vendor_err: Signal<Out, Bits<8>>,
+
+    /// The QP must enter the error state (pulse): a failed WQE completed at the head of
+    /// the SQ, or its SQ could not be read.
+    pub m_qp_err_valid: Signal<Out, Bit>,
+    pub m_qp_err_qpn: Signal<Out, Bits<QP_LOG>>,
+    /// DmaFaults (pulse; per QP and global): an SQ slot or a payload could not be read.
+    pub m_cnt_dma_faults: Signal<Out, Bit>,
+    pub m_cnt_qpn: Signal<Out, Bits<QP_LOG>>,
+
+    /// The op ring's walk port (for the receive half and `ReqRxCheck`): op `slot` of QP
+    /// `qpn` (slot = SQ index mod 16; the oldest is `qpr.sq_ci`), fields one cycle later.
+    pub s_op_rd_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_op_rd_slot: Signal<In, Bits<4>>,
+    pub m_op_wr_id: Signal<Out, Bits<64>>,
+    pub m_op_signaled: Signal<Out, Bits<1>>,
+    pub m_op_wc_opcode: Signal<Out, Bits<3>>,
+    pub m_op_kind: Signal<Out, Bits<2>>,
+    pub m_op_iova: Signal<Out, Bits<64>>,
+    pub m_op_len: Signal<Out, Bits<32>>,
+    pub m_op_first_psn: Signal<Out, Bits<24>>,
+    pub m_op_npsn: Signal<Out, Bits<24>>,
+    pub m_op_resp: Signal<Out, Bits<24>>,
+    pub m_op_pmtu: Signal<Out, Bits<3>>,
+    pub m_op_done: Signal<Out, Bits<1>>,
+    pub m_op_status: Signal<Out, Bits<8>>,
+
+    // ---- sub-blocks ----
+    fetch: WqeFetch,
+    seg: Segmenter,
+    ring: RAM<OpEntry, RING_LOG>,
+    stop_ram: RAM<Bit, QP_LOG>,
+    rdc_ram: RAM<Bits<5>, QP_LOG>,
+    sent_ok_ram: RAM<Bit, QP_LOG>,
+    sent_ram: RAM<Bits<24>, QP_LOG>,
+    qpc_u: QpcFields,
+    qpa_u: QpaFields,
+    qpr_u: QprFields,
+    qpr_p: QprPack,
+    op_p: OpPack,
+    op_u: OpUnpack,
+    ring_waddr: Cat<QP_LOG, 4, RING_LOG>,
+    ring_raddr: Cat<QP_LOG, 4, RING_LOG>,
+    ilen32: Cat<24, 8, 32>,
+    qpn24: Cat<16, QP_LOG, 24>,
+    wcop8: Cat<5, 3, 8>,
+
+    // ---- registers ----
+    state: DFF<Bits<5>>,
+    qpn: DFF<Bits<QP_LOG>>,
+    scan: DFF<Bits<QP_LOG>>,
+    mode_db: DFF<Bit>,
+    again: DFF<Bit>,
+    db_pi: DFF<Bits<32>>,
+    serr_pend: DFF<Bit>,
+    serr_qpn: DFF<Bits<QP_LOG>>,
+    present: DFF<Bit>,
+    pdn: DFF<Bits<8>>,
+    send_cqn: DFF<Bits<8>>,
+    sq_log: DFF<Bits<4>>,
+    sq_ring: DFF<Bits<58>>,
+    qp_state: DFF<Bits<3>>,
+    pmtu: DFF<Bits<3>>,
+    dest_qpn: DFF<Bits<24>>,
+    dest_mac: DFF<Bits<48>>,
+    dest_ip: DFF<Bits<32>>,
+    udp_sport: DFF<Bits<16>>,
+    max_rd: DFF<Bits<5>>,
+    sq_pi: DFF<Bits<32>>,
+    sq_fetch: DFF<Bits<32>>,
+    sq_ci: DFF<Bits<32>>,
+    next_psn: DFF<Bits<24>>,
+    una_psn: DFF<Bits<24>>,
+    sent_end: DFF<Bits<24>>,
+    retry_left: DFF<Bits<3>>,
+    rnr_left: DFF<Bits<3>>,
+    stopped: DFF<Bit>,
+    rd_cnt: DFF<Bits<5>>,
+    w_wr_id: DFF<Bits<64>>,
+    w_opcode: DFF<Bits<8>>,
+    w_flags: DFF<Bits<8>>,
+    w_inline_len: DFF<Bits<8>>,
+    w_num_sge: DFF<Bits<8>>,
+    w_imm: DFF<Bits<32>>,
+    w_remote_addr: DFF<Bits<64>>,
+    w_rkey: DFF<Bits<32>>,
+    w_compare_add: DFF<Bits<64>>,
+    w_swap: DFF<Bits<64>>,
+    w_inline: DFF<Bits<256>>,
+    w_sge_addr: DFF<Bits<64>>,
+    w_sge_length: DFF<Bits<32>>,
+    w_sge_lkey: DFF<Bits<32>>,
+    is_err: DFF<Bit>,
+    err_head: DFF<Bit>,
+    job_taken: DFF<Bit>,
+    status: DFF<Bits<8>>,
+    iova: DFF<Bits<64>>,
+
+    // ---- combinational ----
+    known: Signal<Local, Bit>,
+    kind: Signal<Local, Bits<2>>,
+    wc_op: Signal<Local, Bits<3>>,
+    rd_like: Signal<Local, Bit>,
+    is_atomic: Signal<Local, Bit>,
+    is_inline: Signal<Local, Bit>,
+    len: Signal<Local, Bits<32>>,
+    pmtu_shift: Signal<Local, Bits<5>>,
+    pmtu_mask: Signal<Local, Bits<32>>,
+    npkt: Signal<Local, Bits<32>>,
+    npsn: Signal<Local, Bits<24>>,
+    chk_status: Signal<Local, Bits<8>>,
+    need_mr: Signal<Local, Bit>,
+    go_mr: Signal<Local, Bit>,
+    limit: Signal<Local, Bits<5>>,
+    blocked: Signal<Local, Bit>,
+    fits: Signal<Local, Bit>,
+    at_head: Signal<Local, Bit>,
+    eligible: Signal<Local, Bit>,
+    commit: Signal<Local, Bit>,
+    done1: Signal<Local, Bits<1>>,
+    op_npsn: Signal<Local, Bits<24>>,
+    fence: Signal<Local, Bit>,
+    wsum: Signal<Local, Bits<24>>,
+    wdiff: Signal<Local, Bits<24>>,
+    unused_fetch_err_qpn: Signal<Local, Bits<QP_LOG>>,
+    clr_take: Signal<Local, Bit>,
+    unused_npkt: Signal<Local, Bits<8>>,
+    unused_fetch_err_index: Signal<Local, Bits<32>>,
+    unused_seg_done: Signal<Local, Bit>,
+    unused_seg_done_qpn: Signal<Local, Bits<QP_LOG>>,
+    unused_seg_sent_last: Signal<Local, Bit>,
+    unused_seg_err_psn: Signal<Local, Bits<24>>,
+    unused_wqe_qpn: Signal<Local, Bits<QP_LOG>>,
+    unused_wqe_index: Signal<Local, Bits<32>>,
+
+    // ---- constants ----
+    k_idle: Constant<Bits<5>>,         // = S_IDLE
+    k_rd_c: Constant<Bits<5>>,         // = S_RD_C
+    k_w_c: Constant<Bits<5>>,          // = S_W_C
+    k_rd_a: Constant<Bits<5>>,         // = S_RD_A
+    k_w_a: Constant<Bits<5>>,          // = S_W_A
+    k_rd_r: Constant<Bits<5>>,         // = S_RD_R
+    k_w_r: Constant<Bits<5>>,          // = S_W_R
+    k_wr_db: Constant<Bits<5>>,        // = S_WR_DB
+    k_decide: Constant<Bits<5>>,       // = S_DECIDE
+    k_fetch: Constant<Bits<5>>,        // = S_FETCH
+    k_wqe: Constant<Bits<5>>,          // = S_WQE
+    k_check: Constant<Bits<5>>,        // = S_CHECK
+    k_fault: Constant<Bits<5>>,        // = S_FAULT
+    k_mr_req: Constant<Bits<5>>,       // = S_MR_REQ
+    k_mr_res: Constant<Bits<5>>,       // = S_MR_RES
+    k_fit: Constant<Bits<5>>,          // = S_FIT
+    k_append: Constant<Bits<5>>,       // = S_APPEND
+    k_job: Constant<Bits<5>>,          // = S_JOB
+    k_wqpr: Constant<Bits<5>>,         // = S_WQPR
+    k_cqe: Constant<Bits<5>>,          // = S_CQE
+    k_rts: Constant<Bits<3>>,          // = 3
+    k_zero1: Constant<Bits<1>>,        // = 0
+    k_one1: Constant<Bits<1>>,         // = 1
+    k_zero3: Constant<Bits<3>>,        // = 0
+    k_one_qp: Constant<Bits<QP_LOG>>,  // = 1
+    k_zero4: Constant<Bits<4>>,        // = 0
+    k_zero5: Constant<Bits<5>>,        // = 0
+    k_one5: Constant<Bits<5>>,         // = 1
+    k_sixteen5: Constant<Bits<5>>,     // = 16
+    k_zero8: Constant<Bits<8>>,        // = 0
+    k_one8: Constant<Bits<8>>,         // = 1
+    k_max_inline8: Constant<Bits<8>>,  // = MAX_INLINE as u64
+    k_op_write: Constant<Bits<8>>,     // = 0
+    k_op_write_imm: Constant<Bits<8>>, // = 1
+    k_op_send: Constant<Bits<8>>,      // = 2
+    k_op_send_imm: Constant<Bits<8>>,  // = 3
+    k_op_read: Constant<Bits<8>>,      // = 4
+    k_op_cmp_swap: Constant<Bits<8>>,  // = 5
+    k_op_fetch_add: Constant<Bits<8>>, // = 6
+    k_op_send_inv: Constant<Bits<8>>,  // = 9
+    k_st_len: Constant<Bits<8>>,       // = 1
+    k_st_qp_op: Constant<Bits<8>>,     // = 2
+    k_st_prot: Constant<Bits<8>>,      // = 4
+    k_kind_send: Constant<Bits<2>>,    // = KIND_SEND
+    k_kind_write: Constant<Bits<2>>,   // = KIND_WRITE
+    k_kind_read: Constant<Bits<2>>,    // = KIND_READ
+    k_kind_atomic: Constant<Bits<2>>,  // = KIND_ATOMIC
+    k_wc_send: Constant<Bits<3>>,      // = 0
+    k_wc_write: Constant<Bits<3>>,     // = 1
+    k_wc_read: Constant<Bits<3>>,      // = 2
+    k_wc_cmp_swap: Constant<Bits<3>>,  // = 3
+    k_wc_fetch_add: Constant<Bits<3>>, // = 4
+    k_need_write: Constant<Bits<4>>,   // = 1
+    k_zero16: Constant<Bits<16>>,      // = 0
+    k_zero24: Constant<Bits<24>>,      // = 0
+    k_one24: Constant<Bits<24>>,       // = 1
+    k_zero32: Constant<Bits<32>>,      // = 0
+    k_one32: Constant<Bits<32>>,       // = 1
+    k_eight32: Constant<Bits<32>>,     // = 8
+    k_max_msg: Constant<Bits<32>>,     // = 1 << 31
+    k_window: Constant<Bits<24>>,      // = WINDOW
+    k_zero64: Constant<Bits<64>>,      // = 0
+    k_slot_max: Constant<Bits<32>>,    // = OPS as u64
+    k_mtu512: Constant<Bits<3>>,       // = 2
+    k_mtu1024: Constant<Bits<3>>,      // = 3
+    k_mtu2048: Constant<Bits<3>>,      // = 4
+    k_mtu4096: Constant<Bits<3>>,      // = 5
+    k_sh8: Constant<Bits<5>>,          // = 8
+    k_sh9: Constant<Bits<5>>,          // = 9
+    k_sh10: Constant<Bits<5>>,         // = 10
+    k_sh11: Constant<Bits<5>>,         // = 11
+    k_sh12: Constant<Bits<5>>,         // = 12
+    k_m8: Constant<Bits<32>>,          // = 0xff
+    k_m9: Constant<Bits<32>>,          // = 0x1ff
+    k_m10: Constant<Bits<32>>,         // = 0x3ff
+    k_m11: Constant<Bits<32>>,         // = 0x7ff
+    k_m12: Constant<Bits<32>>,         // = 0xfff
+}
+
+impl Default for Requester {
+    fn default() -> Self {
+        Requester {
+            clock: Default::default(),
+            reset: Default::default(),
+            local_mac: Default::default(),
+            local_ip: Default::default(),
+            s_sq_db_valid: Default::default(),
+            s_sq_db_ready: Default::default(),
+            s_sq_db_qpn: Default::default(),
+            s_sq_db_pi: Default::default(),
+            s_qp_clr_valid: Default::default(),
+            s_qp_clr_ready: Default::default(),
+            s_qp_clr_qpn: Default::default(),
+            m_qpc_rd_valid: Default::default(),
+            m_qpc_rd_ready: Default::default(),
+            m_qpc_rd_addr: Default::default(),
+            s_qpc_rd_valid: Default::default(),
+            s_qpc_rd_data: Default::default(),
+            m_qpa_rd_valid: Default::default(),
+            m_qpa_rd_ready: Default::default(),
+            m_qpa_rd_addr: Default::default(),
+            s_qpa_rd_valid: Default::default(),
+            s_qpa_rd_data: Default::default(),
+            m_qpr_rd_valid: Default::default(),
+            m_qpr_rd_ready: Default::default(),
+            m_qpr_rd_addr: Default::default(),
+            s_qpr_rd_valid: Default::default(),
+            s_qpr_rd_data: Default::default(),
+            m_qpr_wr_valid: Default::default(),
+            m_qpr_wr_ready: Default::default(),
+            m_qpr_wr_addr: Default::default(),
+            m_qpr_wr_data: Default::default(),
+            m_mr_req_valid: Default::default(),
+            m_mr_req_ready: Default::default(),
+            m_mr_req_key: Default::default(),
+            m_mr_req_pdn: Default::default(),
+            m_mr_req_va: Default::default(),
+            m_mr_req_len: Default::default(),
+            m_mr_req_need: Default::default(),
+            s_mr_res_valid: Default::default(),
+            s_mr_res_ready: Default::default(),
+            s_mr_res_ok: Default::default(),
+            s_mr_res_iova: Default::default(),
+            m_wqe_dma_rd_req_valid: Default::default(),
+            m_wqe_dma_rd_req_ready: Default::default(),
+            m_wqe_dma_rd_req_addr: Default::default(),
+            m_wqe_dma_rd_req_len: Default::default(),
+            m_wqe_dma_rd_req_tag: Default::default(),
+            s_wqe_dma_rd_resp_valid: Default::default(),
+            s_wqe_dma_rd_resp_ready: Default::default(),
+            s_wqe_dma_rd_resp_data: Default::default(),
+            s_wqe_dma_rd_resp_tag: Default::default(),
+            s_wqe_dma_rd_resp_last: Default::default(),
+            s_wqe_dma_rd_resp_err: Default::default(),
+            m_seg_dma_rd_req_valid: Default::default(),
+            m_seg_dma_rd_req_ready: Default::default(),
+            m_seg_dma_rd_req_addr: Default::default(),
+            m_seg_dma_rd_req_len: Default::default(),
+            m_seg_dma_rd_req_tag: Default::default(),
+            s_seg_dma_rd_resp_valid: Default::default(),
+            s_seg_dma_rd_resp_ready: Default::default(),
+            s_seg_dma_rd_resp_data: Default::default(),
+            s_seg_dma_rd_resp_tag: Default::default(),
+            s_seg_dma_rd_resp_last: Default::default(),
+            s_seg_dma_rd_resp_err: Default::default(),
+            m_pkt_valid: Default::default(),
+            m_pkt_ready: Default::default(),
+            m_pkt_data: Default::default(),
+            m_pay_tdata: Default::default(),
+            m_pay_tlast: Default::default(),
+            m_pay_tvalid: Default::default(),
+            m_pay_tready: Default::default(),
+            m_sent_valid: Default::default(),
+            m_sent_qpn: Default::default(),
+            m_sent_psn: Default::default(),
+            m_cqe_valid: Default::default(),
+            m_cqe_ready: Default::default(),
+            m_cqe_cqn: Default::default(),
+            m_cqe_wr_id: Default::default(),
+            m_cqe_byte_len: Default::default(),
+            m_cqe_imm: Default::default(),
+            m_cqe_qp_num: Default::default(),
+            m_cqe_src_qp: Default::default(),
+            m_cqe_wqe_index: Default::default(),
+            m_cqe_opcode: Default::default(),
+            m_cqe_status: Default::default(),
+            m_cqe_wc_flags: Default::default(),
+            m_cqe_vendor_err: Default::default(),
+            m_qp_err_valid: Default::default(),
+            m_qp_err_qpn: Default::default(),
+            m_cnt_dma_faults: Default::default(),
+            m_cnt_qpn: Default::default(),
+            s_op_rd_qpn: Default::default(),
+            s_op_rd_slot: Default::default(),
+            m_op_wr_id: Default::default(),
+            m_op_signaled: Default::default(),
+            m_op_wc_opcode: Default::default(),
+            m_op_kind: Default::default(),
+            m_op_iova: Default::default(),
+            m_op_len: Default::default(),
+            m_op_first_psn: Default::default(),
+            m_op_npsn: Default::default(),
+            m_op_resp: Default::default(),
+            m_op_pmtu: Default::default(),
+            m_op_done: Default::default(),
+            m_op_status: Default::default(),
+            fetch: Default::default(),
+            seg: Default::default(),
+            ring: Default::default(),
+            stop_ram: Default::default(),
+            rdc_ram: Default::default(),
+            sent_ok_ram: Default::default(),
+            sent_ram: Default::default(),
+            qpc_u: Default::default(),
+            qpa_u: Default::default(),
+            qpr_u: Default::default(),
+            qpr_p: Default::default(),
+            op_p: Default::default(),
+            op_u: Default::default(),
+            ring_waddr: Default::default(),
+            ring_raddr: Default::default(),
+            ilen32: Default::default(),
+            qpn24: Default::default(),
+            wcop8: Default::default(),
+            state: Default::default(),
+            qpn: Default::default(),
+            scan: Default::default(),
+            mode_db: Default::default(),
+            again: Default::default(),
+            db_pi: Default::default(),
+            serr_pend: Default::default(),
+            serr_qpn: Default::default(),
+            present: Default::default(),
+            pdn: Default::default(),
+            send_cqn: Default::default(),
+            sq_log: Default::default(),
+            sq_ring: Default::default(),
+            qp_state: Default::default(),
+            pmtu: Default::default(),
+            dest_qpn: Default::default(),
+            dest_mac: Default::default(),
+            dest_ip: Default::default(),
+            udp_sport: Default::default(),
+            max_rd: Default::default(),
+            sq_pi: Default::default(),
+            sq_fetch: Default::default(),
+            sq_ci: Default::default(),
+            next_psn: Default::default(),
+            una_psn: Default::default(),
+            sent_end: Default::default(),
+            retry_left: Default::default(),
+            rnr_left: Default::default(),
+            stopped: Default::default(),
+            rd_cnt: Default::default(),
+            w_wr_id: Default::default(),
+            w_opcode: Default::default(),
+            w_flags: Default::default(),
+            w_inline_len: Default::default(),
+            w_num_sge: Default::default(),
+            w_imm: Default::default(),
+            w_remote_addr: Default::default(),
+            w_rkey: Default::default(),
+            w_compare_add: Default::default(),
+            w_swap: Default::default(),
+            w_inline: Default::default(),
+            w_sge_addr: Default::default(),
+            w_sge_length: Default::default(),
+            w_sge_lkey: Default::default(),
+            is_err: Default::default(),
+            err_head: Default::default(),
+            job_taken: Default::default(),
+            status: Default::default(),
+            iova: Default::default(),
+            known: Default::default(),
+            kind: Default::default(),
+            wc_op: Default::default(),
+            rd_like: Default::default(),
+            is_atomic: Default::default(),
+            is_inline: Default::default(),
+            len: Default::default(),
+            pmtu_shift: Default::default(),
+            pmtu_mask: Default::default(),
+            npkt: Default::default(),
+            npsn: Default::default(),
+            chk_status: Default::default(),
+            need_mr: Default::default(),
+            go_mr: Default::default(),
+            limit: Default::default(),
+            blocked: Default::default(),
+            fits: Default::default(),
+            at_head: Default::default(),
+            eligible: Default::default(),
+            commit: Default::default(),
+            done1: Default::default(),
+            op_npsn: Default::default(),
+            fence: Default::default(),
+            wsum: Default::default(),
+            wdiff: Default::default(),
+            unused_fetch_err_qpn: Default::default(),
+            clr_take: Default::default(),
+            unused_npkt: Default::default(),
+            unused_fetch_err_index: Default::default(),
+            unused_seg_done: Default::default(),
+            unused_seg_done_qpn: Default::default(),
+            unused_seg_sent_last: Default::default(),
+            unused_seg_err_psn: Default::default(),
+            unused_wqe_qpn: Default::default(),
+            unused_wqe_index: Default::default(),
+            k_idle: k(S_IDLE),
+            k_rd_c: k(S_RD_C),
+            k_w_c: k(S_W_C),
+            k_rd_a: k(S_RD_A),
+            k_w_a: k(S_W_A),
+            k_rd_r: k(S_RD_R),
+            k_w_r: k(S_W_R),
+            k_wr_db: k(S_WR_DB),
+            k_decide: k(S_DECIDE),
+            k_fetch: k(S_FETCH),
+            k_wqe: k(S_WQE),
+            k_check: k(S_CHECK),
+            k_fault: k(S_FAULT),
+            k_mr_req: k(S_MR_REQ),
+            k_mr_res: k(S_MR_RES),
+            k_fit: k(S_FIT),
+            k_append: k(S_APPEND),
+            k_job: k(S_JOB),
+            k_wqpr: k(S_WQPR),
+            k_cqe: k(S_CQE),
+            k_rts: k(3),
+            k_zero1: k(0),
+            k_one1: k(1),
+            k_zero3: k(0),
+            k_one_qp: k(1),
+            k_zero4: k(0),
+            k_zero5: k(0),
+            k_one5: k(1),
+            k_sixteen5: k(16),
+            k_zero8: k(0),
+            k_one8: k(1),
+            k_max_inline8: k(MAX_INLINE as u64),
+            k_op_write: k(0),
+            k_op_write_imm: k(1),
+            k_op_send: k(2),
+            k_op_send_imm: k(3),
+            k_op_read: k(4),
+            k_op_cmp_swap: k(5),
+            k_op_fetch_add: k(6),
+            k_op_send_inv: k(9),
+            k_st_len: k(1),
+            k_st_qp_op: k(2),
+            k_st_prot: k(4),
+            k_kind_send: k(KIND_SEND),
+            k_kind_write: k(KIND_WRITE),
+            k_kind_read: k(KIND_READ),
+            k_kind_atomic: k(KIND_ATOMIC),
+            k_wc_send: k(0),
+            k_wc_write: k(1),
+            k_wc_read: k(2),
+            k_wc_cmp_swap: k(3),
+            k_wc_fetch_add: k(4),
+            k_need_write: k(1),
+            k_zero16: k(0),
+            k_zero24: k(0),
+            k_one24: k(1),
+            k_zero32: k(0),
+            k_one32: k(1),
+            k_eight32: k(8),
+            k_max_msg: k(1 << 31),
+            k_window: k(WINDOW),
+            k_zero64: k(0),
+            k_slot_max: k(OPS as u64),
+            k_mtu512: k(2),
+            k_mtu1024: k(3),
+            k_mtu2048: k(4),
+            k_mtu4096: k(5),
+            k_sh8: k(8),
+            k_sh9: k(9),
+            k_sh10: k(10),
+            k_sh11: k(11),
+            k_sh12: k(12),
+            k_m8: k(0xff),
+            k_m9: k(0x1ff),
+            k_m10: k(0x3ff),
+            k_m11: k(0x7ff),
+            k_m12: k(0xfff),
+        }
+    }
+}
+
+impl Logic for Requester {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            qpn,
+            scan,
+            mode_db,
+            again,
+            db_pi,
+            serr_pend,
+            serr_qpn,
+            present,
+            pdn,
+            send_cqn,
+            sq_log,
+            sq_ring,
+            qp_state,
+            pmtu,
+            dest_qpn,
+            dest_mac,
+            dest_ip,
+            udp_sport,
+            max_rd,
+            sq_pi,
+            sq_fetch,
+            sq_ci,
+            next_psn,
+            una_psn,
+            sent_end,
+            retry_left,
+            rnr_left,
+            stopped,
+            rd_cnt,
+            w_wr_id,
+            w_opcode,
+            w_flags,
+            w_inline_len,
+            w_num_sge,
+            w_imm,
+            w_remote_addr,
+            w_rkey,
+            w_compare_add,
+            w_swap,
+            w_inline,
+            w_sge_addr,
+            w_sge_length,
+            w_sge_lkey,
+            is_err,
+            err_head,
+            job_taken,
+            status,
+            iova
+        );
+        clock!(self, clock, fetch, seg);
+        self.fetch.reset.next = self.reset.val();
+        self.seg.reset.next = self.reset.val();
+        self.ring.read_clock.next = self.clock.val();
+        self.ring.write_clock.next = self.clock.val();
+        self.stop_ram.read_clock.next = self.clock.val();
+        self.stop_ram.write_clock.next = self.clock.val();
+        self.rdc_ram.read_clock.next = self.clock.val();
+        self.rdc_ram.write_clock.next = self.clock.val();
+        self.sent_ok_ram.read_clock.next = self.clock.val();
+        self.sent_ok_ram.write_clock.next = self.clock.val();
+        self.sent_ram.read_clock.next = self.clock.val();
+        self.sent_ram.write_clock.next = self.clock.val();
+
+        // ---- contexts: unpack what is read, pack what is written ----
+        self.qpc_u.x.next = self.s_qpc_rd_data.val();
+        self.qpa_u.x.next = self.s_qpa_rd_data.val();
+        self.qpr_u.x.next = self.s_qpr_rd_data.val();
+        self.qpr_p.sq_pi.next = self.sq_pi.q.val();
+        self.qpr_p.sq_fetch.next = self.sq_fetch.q.val();
+        self.qpr_p.sq_ci.next = self.sq_ci.q.val();
+        self.qpr_p.next_psn.next = self.next_psn.q.val();
+        self.qpr_p.una_psn.next = self.una_psn.q.val();
+        self.qpr_p.sent_end.next = self.sent_end.q.val();
+        self.qpr_p.retry_left.next = self.retry_left.q.val();
+        self.qpr_p.rnr_left.next = self.rnr_left.q.val();
+        self.m_qpr_wr_data.next = self.qpr_p.y.val();
+        self.m_qpr_wr_addr.next = self.qpn.q.val();
+        self.m_qpc_rd_addr.next = self.qpn.q.val();
+        self.m_qpa_rd_addr.next = self.qpn.q.val();
+        self.m_qpr_rd_addr.next = self.qpn.q.val();
+
+        // ---- the WQE's rules (the model's fetch_wqe / validate_wqe) ----
+        self.known.next = (self.w_opcode.q.val() == self.k_op_write.val())
+            | (self.w_opcode.q.val() == self.k_op_write_imm.val())
+            | (self.w_opcode.q.val() == self.k_op_send.val())
+            | (self.w_opcode.q.val() == self.k_op_send_imm.val())
+            | (self.w_opcode.q.val() == self.k_op_read.val())
+            | (self.w_opcode.q.val() == self.k_op_cmp_swap.val())
+            | (self.w_opcode.q.val() == self.k_op_fetch_add.val())
+            | (self.w_opcode.q.val() == self.k_op_send_inv.val());
+        self.is_atomic.next = (self.w_opcode.q.val() == self.k_op_cmp_swap.val())
+            | (self.w_opcode.q.val() == self.k_op_fetch_add.val());
+        self.rd_like.next = (self.w_opcode.q.val() == self.k_op_read.val())
+            | (self.w_opcode.q.val() == self.k_op_cmp_swap.val())
+            | (self.w_opcode.q.val() == self.k_op_fetch_add.val());
+        self.kind.next = self.k_kind_send.val();
+        self.wc_op.next = self.k_wc_send.val();
+        if (self.w_opcode.q.val() == self.k_op_write.val())
+            | (self.w_opcode.q.val() == self.k_op_write_imm.val())
+        {
+            self.kind.next = self.k_kind_write.val();
+            self.wc_op.next = self.k_wc_write.val();
+        }
+        if self.w_opcode.q.val() == self.k_op_read.val() {
+            self.kind.next = self.k_kind_read.val();
+            self.wc_op.next = self.k_wc_read.val();
+        }
+        if self.w_opcode.q.val() == self.k_op_cmp_swap.val() {
+            self.kind.next = self.k_kind_atomic.val();
+            self.wc_op.next = self.k_wc_cmp_swap.val();
+        }
+        if self.w_opcode.q.val() == self.k_op_fetch_add.val() {
+            self.kind.next = self.k_kind_atomic.val();
+            self.wc_op.next = self.k_wc_fetch_add.val();
+        }
+        self.is_inline.next = self.w_flags.q.val().get_bit(2);
+        self.fence.next = self.w_flags.q.val().get_bit(3);
+        // SendWqe::length: 8 for atomics, the inline bytes, the SGE's length or 0.
+        self.ilen32.hi.next = self.k_zero24.val();
+        self.ilen32.lo.next = self.w_inline_len.q.val();
+        self.len.next = self.w_sge_length.q.val();
+        if self.w_num_sge.q.val() == self.k_zero8.val() {
+            self.len.next = self.k_zero32.val();
+        }
+        if self.is_inline.val() {
+            self.len.next = self.ilen32.y.val();
+        }
+        if self.is_atomic.val() {
+            self.len.next = self.k_eight32.val();
+        }
+        // packets(len, pmtu) = max(1, ceil(len / pmtu)); an atomic uses one PSN.
+        self.pmtu_shift.next = self.k_sh8.val();
+        self.pmtu_mask.next = self.k_m8.val();
+        if self.pmtu.q.val() == self.k_mtu512.val() {
+            self.pmtu_shift.next = self.k_sh9.val();
+            self.pmtu_mask.next = self.k_m9.val();
+        }
+        if self.pmtu.q.val() == self.k_mtu1024.val() {
+            self.pmtu_shift.next = self.k_sh10.val();
+            self.pmtu_mask.next = self.k_m10.val();
+        }
+        if self.pmtu.q.val() == self.k_mtu2048.val() {
+            self.pmtu_shift.next = self.k_sh11.val();
+            self.pmtu_mask.next = self.k_m11.val();
+        }
+        if self.pmtu.q.val() == self.k_mtu4096.val() {
+            self.pmtu_shift.next = self.k_sh12.val();
+            self.pmtu_mask.next = self.k_m12.val();
+        }
+        self.npkt.next = self.len.val() >> self.pmtu_shift.val();
+        if (self.len.val() & self.pmtu_mask.val()) != self.k_zero32.val() {
+            self.npkt.next = (self.len.val() >> self.pmtu_shift.val()) + self.k_one32.val();
+        }
+        if self.len.val() == self.k_zero32.val() {
+            self.npkt.next = self.k_one32.val();
+        }
+        self.unused_npkt.next = self.npkt.val().get_bits::<8>(24);
+        self.npsn.next = self.npkt.val().get_bits::<24>(0);
+        if self.is_atomic.val() {
+            self.npsn.next = self.k_one24.val();
+        }
+        // validate_wqe, lowest priority first (a later check's answer wins).
+        self.chk_status.next = self.k_zero8.val();
+        if self.len.val() > self.k_max_msg.val() {
+            self.chk_status.next = self.k_st_len.val();
+        }
+        if self.is_atomic.val()
+            & ((self.w_num_sge.q.val() != self.k_one8.val())
+                | (self.w_sge_length.q.val() != self.k_eight32.val()))
+        {
+            self.chk_status.next = self.k_st_len.val();
+        }
+        if self.w_num_sge.q.val() > self.k_one8.val() {
+            self.chk_status.next = self.k_st_qp_op.val();
+        }
+        if self.is_inline.val() {
+            self.chk_status.next = self.k_zero8.val();
+            if self.rd_like.val() | (self.w_inline_len.q.val() > self.k_max_inline8.val()) {
+                self.chk_status.next = self.k_st_qp_op.val();
+            }
+        }
+        if !self.known.val() {
+            self.chk_status.next = self.k_st_qp_op.val();
+        }
+        self.need_mr.next = (self.w_num_sge.q.val() == self.k_one8.val())
+            & !self.is_inline.val()
+            & self.known.val();
+        self.go_mr.next = self.need_mr.val() & (self.chk_status.val() == self.k_zero8.val());
+        // max_rd_atomic (min of the QP's and the device's, at least 1) and FENCE.
+        self.limit.next = self.max_rd.q.val();
+        if self.max_rd.q.val() > self.k_sixteen5.val() {
+            self.limit.next = self.k_sixteen5.val();
+        }
+        if self.max_rd.q.val() == self.k_zero5.val() {
+            self.limit.next = self.k_one5.val();
+        }
+        self.blocked.next = (self.rd_like.val() & (self.rd_cnt.q.val() >= self.limit.val()))
+            | (self.fence.val() & (self.rd_cnt.q.val() != self.k_zero5.val()));
+        // The window: every packet of the job within WINDOW PSNs of una (a READ sends one).
+        // (24 bits: with wdiff and npsn both at most WINDOW the sum cannot wrap.)
+        self.wdiff.next = self.next_psn.q.val() - self.una_psn.q.val();
+        self.wsum.next = self.wdiff.val() + self.npsn.val() - self.k_one24.val();
+        self.fits.next = (self.wdiff.val() < self.k_window.val())
+            & (self.npsn.val() <= self.k_window.val())
+            & (self.wsum.val() < self.k_window.val());
+        if self.rd_like.val() {
+            self.fits.next = self.wdiff.val() < self.k_window.val();
+        }
+        self.at_head.next = self.sq_ci.q.val() == self.sq_fetch.q.val();
+        self.eligible.next = self.present.q.val()
+            & (self.qp_state.q.val() == self.k_rts.val())
+            & (self.pmtu.q.val() != self.k_zero3.val())
+            & !self.stopped.q.val()
+            & (self.sq_fetch.q.val() != self.sq_pi.q.val())
+            & ((self.sq_fetch.q.val() - self.sq_ci.q.val()) < self.k_slot_max.val());
+
+        // ---- the op ring ----
+        self.ring_waddr.hi.next = self.qpn.q.val();
+        self.ring_waddr.lo.next = self.sq_fetch.q.val().get_bits::<4>(0);
+        self.ring.write_address.next = self.ring_waddr.y.val();
+        self.ring_raddr.hi.next = self.s_op_rd_qpn.val();
+        self.ring_raddr.lo.next = self.s_op_rd_slot.val();
+        self.ring.read_address.next = self.ring_raddr.y.val();
+        self.done1.next = self.k_zero1.val();
+        self.op_npsn.next = self.npsn.val();
+        if self.is_err.q.val() {
+            self.done1.next = self.k_one1.val();
+            self.op_npsn.next = self.k_zero24.val();
+        }
+        self.op_p.wr_id.next = self.w_wr_id.q.val();
+        self.op_p.signaled.next = self.w_flags.q.val().get_bits::<1>(0);
+        self.op_p.wc_opcode.next = self.wc_op.val();
+        self.op_p.kind.next = self.kind.val();
+        self.op_p.iova.next = self.iova.q.val();
+        self.op_p.len.next = self.len.val();
+        self.op_p.first_psn.next = self.next_psn.q.val();
+        self.op_p.npsn.next = self.op_npsn.val();
+        self.op_p.resp.next = self.k_zero24.val();
+        self.op_p.pmtu.next = self.pmtu.q.val();
+        self.op_p.done.next = self.done1.val();
+        self.op_p.status.next = self.status.q.val();
+        self.ring.write_data.next = self.op_p.y.val();
+        self.ring.write_enable.next = self.state.q.val() == self.k_append.val();
+        self.op_u.x.next = self.ring.read_data.val();
+        self.m_op_wr_id.next = self.op_u.wr_id.val();
+        self.m_op_signaled.next = self.op_u.signaled.val();
+        self.m_op_wc_opcode.next = self.op_u.wc_opcode.val();
+        self.m_op_kind.next = self.op_u.kind.val();
+        self.m_op_iova.next = self.op_u.iova.val();
+        self.m_op_len.next = self.op_u.len.val();
+        self.m_op_first_psn.next = self.op_u.first_psn.val();
+        self.m_op_npsn.next = self.op_u.npsn.val();
+        self.m_op_resp.next = self.op_u.resp.val();
+        self.m_op_pmtu.next = self.op_u.pmtu.val();
+        self.m_op_done.next = self.op_u.done.val();
+        self.m_op_status.next = self.op_u.status.val();
+
+        // ---- WQE fetch ----
+        self.fetch.s_req_valid.next = self.state.q.val() == self.k_fetch.val();
+        self.fetch.s_req_qpn.next = self.qpn.q.val();
+        self.fetch.s_req_sq_ring.next = self.sq_ring.q.val();
+        self.fetch.s_req_sq_log.next = self.sq_log.q.val();
+        self.fetch.s_req_index.next = self.sq_fetch.q.val();
+        self.m_wqe_dma_rd_req_valid.next = self.fetch.m_dma_rd_req_valid.val();
+        self.fetch.m_dma_rd_req_ready.next = self.m_wqe_dma_rd_req_ready.val();
+        self.m_wqe_dma_rd_req_addr.next = self.fetch.m_dma_rd_req_addr.val();
+        self.m_wqe_dma_rd_req_len.next = self.fetch.m_dma_rd_req_len.val();
+        self.m_wqe_dma_rd_req_tag.next = self.fetch.m_dma_rd_req_tag.val();
+        self.fetch.s_dma_rd_resp_valid.next = self.s_wqe_dma_rd_resp_valid.val();
+        self.s_wqe_dma_rd_resp_ready.next = self.fetch.s_dma_rd_resp_ready.val();
+        self.fetch.s_dma_rd_resp_data.next = self.s_wqe_dma_rd_resp_data.val();
+        self.fetch.s_dma_rd_resp_tag.next = self.s_wqe_dma_rd_resp_tag.val();
+        self.fetch.s_dma_rd_resp_last.next = self.s_wqe_dma_rd_resp_last.val();
+        self.fetch.s_dma_rd_resp_err.next = self.s_wqe_dma_rd_resp_err.val();
+        self.fetch.m_wqe_ready.next = self.state.q.val() == self.k_wqe.val();
+        self.unused_wqe_qpn.next = self.fetch.m_wqe_qpn.val();
+        self.unused_wqe_index.next = self.fetch.m_wqe_index.val();
+        self.unused_fetch_err_index.next = self.fetch.m_err_index.val();
+        self.unused_fetch_err_qpn.next = self.fetch.m_err_qpn.val();
+
+        // ---- segmentation ----
+        // The job handshake is registered (`job_taken`) so that the Segmenter's ready is
+        // read in a statement of its own (no loop through the blocks, UNOPTFLAT).
+        self.seg.s_job_valid.next =
+            (self.state.q.val() == self.k_job.val()) & !self.job_taken.q.val();
+        self.job_taken.d.next = (self.state.q.val() == self.k_job.val())
+            & !self.job_taken.q.val()
+            & self.seg.s_job_ready.val();
+        self.seg.s_job_dst_mac.next = self.dest_mac.q.val();
+        self.seg.s_job_src_mac.next = self.local_mac.val();
+        self.seg.s_job_src_ip.next = self.local_ip.val();
+        self.seg.s_job_dst_ip.next = self.dest_ip.q.val();
+        self.seg.s_job_udp_sport.next = self.udp_sport.q.val();
+        self.seg.s_job_dest_qp.next = self.dest_qpn.q.val();
+        self.seg.s_job_qpn.next = self.qpn.q.val();
+        self.seg.s_job_opcode.next = self.w_opcode.q.val();
+        self.seg.s_job_solicited.next = self.w_flags.q.val().get_bit(1);
+        self.seg.s_job_inline.next = self.is_inline.val();
+        self.seg.s_job_inline_data.next = self.w_inline.q.val();
+        self.seg.s_job_len.next = self.len.val();
+        self.seg.s_job_iova.next = self.iova.q.val();
+        self.seg.s_job_remote_va.next = self.w_remote_addr.q.val();
+        self.seg.s_job_rkey.next = self.w_rkey.q.val();
+        self.seg.s_job_imm.next = self.w_imm.q.val();
+        self.seg.s_job_compare_add.next = self.w_compare_add.q.val();
+        self.seg.s_job_swap.next = self.w_swap.q.val();
+        self.seg.s_job_first_psn.next = self.next_psn.q.val();
+        self.seg.s_job_pmtu.next = self.pmtu.q.val();
+        self.seg.s_job_start_pkt.next = self.k_zero24.val();
+        self.m_seg_dma_rd_req_valid.next = self.seg.m_dma_rd_req_valid.val();
+        self.seg.m_dma_rd_req_ready.next = self.m_seg_dma_rd_req_ready.val();
+        self.m_seg_dma_rd_req_addr.next = self.seg.m_dma_rd_req_addr.val();
+        self.m_seg_dma_rd_req_len.next = self.seg.m_dma_rd_req_len.val();
+        self.m_seg_dma_rd_req_tag.next = self.seg.m_dma_rd_req_tag.val();
+        self.seg.s_dma_rd_resp_valid.next = self.s_seg_dma_rd_resp_valid.val();
+        self.s_seg_dma_rd_resp_ready.next = self.seg.s_dma_rd_resp_ready.val();
+        self.seg.s_dma_rd_resp_data.next = self.s_seg_dma_rd_resp_data.val();
+        self.seg.s_dma_rd_resp_tag.next = self.s_seg_dma_rd_resp_tag.val();
+        self.seg.s_dma_rd_resp_last.next = self.s_seg_dma_rd_resp_last.val();
+        self.seg.s_dma_rd_resp_err.next = self.s_seg_dma_rd_resp_err.val();
+        self.m_pkt_valid.next = self.seg.m_pkt_valid.val();
+        self.seg.m_pkt_ready.next = self.m_pkt_ready.val();
+        self.m_pkt_data.next = self.seg.m_pkt_data.val();
+        self.m_pay_tdata.next = self.seg.m_pay_tdata.val();
+        self.m_pay_tlast.next = self.seg.m_pay_tlast.val();
+        self.m_pay_tvalid.next = self.seg.m_pay_tvalid.val();
+        self.seg.m_pay_tready.next = self.m_pay_tready.val();
+        self.m_sent_valid.next = self.seg.m_sent_valid.val();
+        self.m_sent_qpn.next = self.seg.m_sent_qpn.val();
+        self.m_sent_psn.next = self.seg.m_sent_psn.val();
+        self.unused_seg_sent_last.next = self.seg.m_sent_last.val();
+        self.unused_seg_done.next = self.seg.m_done_valid.val();
+        self.unused_seg_done_qpn.next = self.seg.m_done_qpn.val();
+        self.unused_seg_err_psn.next = self.seg.m_err_psn.val();
+
+        // ---- sent_end (note_request_sent): the PSN after each record taken ----
+        self.sent_ok_ram.read_address.next = self.qpn.q.val();
+        self.sent_ram.read_address.next = self.qpn.q.val();
+        self.sent_ok_ram.write_address.next = self.seg.m_sent_qpn.val();
+        self.sent_ram.write_address.next = self.seg.m_sent_qpn.val();
+        self.sent_ok_ram.write_data.next = true;
+        self.sent_ram.write_data.next = self.seg.m_sent_psn.val() + self.k_one24.val();
+        self.sent_ok_ram.write_enable.next = self.seg.m_sent_valid.val();
+        self.sent_ram.write_enable.next = self.seg.m_sent_valid.val();
+
+        // ---- per-QP bookkeeping: stopped, outstanding READ/atomic ops ----
+        self.clr_take.next = self.s_qp_clr_valid.val()
+            & (self.state.q.val() == self.k_idle.val())
+            & !self.serr_pend.q.val()
+            & !self.seg.m_sent_valid.val();
+        self.s_qp_clr_ready.next = (self.state.q.val() == self.k_idle.val())
+            & !self.serr_pend.q.val()
+            & !self.seg.m_sent_valid.val();
+        self.stop_ram.read_address.next = self.qpn.q.val();
+        self.rdc_ram.read_address.next = self.qpn.q.val();
+        self.stop_ram.write_address.next = self.qpn.q.val();
+        self.stop_ram.write_data.next = self.stopped.q.val();
+        self.rdc_ram.write_address.next = self.qpn.q.val();
+        self.rdc_ram.write_data.next = self.rd_cnt.q.val();
+        self.stop_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val())
+            | (self.state.q.val() == self.k_fault.val());
+        self.rdc_ram.write_enable.next =
+            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+        if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
+            self.stop_ram.write_address.next = self.serr_qpn.q.val();
+            self.stop_ram.write_data.next = true;
+            self.stop_ram.write_enable.next = true;
+        }
+        if self.clr_take.val() {
+            self.stop_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.stop_ram.write_data.next = false;
+            self.stop_ram.write_enable.next = true;
+            self.rdc_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rdc_ram.write_data.next = self.k_zero5.val();
+            self.rdc_ram.write_enable.next = true;
+            self.sent_ok_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.sent_ok_ram.write_data.next = false;
+            self.sent_ok_ram.write_enable.next = true;
+        }
+
+        // ---- outputs' defaults ----
+        self.s_sq_db_ready.next =
+            (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
+        self.m_qpc_rd_valid.next = self.state.q.val() == self.k_rd_c.val();
+        self.m_qpa_rd_valid.next = self.state.q.val() == self.k_rd_a.val();
+        self.m_qpr_rd_valid.next = self.state.q.val() == self.k_rd_r.val();
+        self.m_qpr_wr_valid.next =
+            (self.state.q.val() == self.k_wr_db.val()) | (self.state.q.val() == self.k_wqpr.val());
+        self.m_mr_req_valid.next = self.state.q.val() == self.k_mr_req.val();
+        self.m_mr_req_key.next = self.w_sge_lkey.q.val();
+        self.m_mr_req_pdn.next = self.pdn.q.val();
+        self.m_mr_req_va.next = self.w_sge_addr.q.val();
+        self.m_mr_req_len.next = self.w_sge_length.q.val();
+        self.m_mr_req_need.next = self.k_zero4.val();
+        if self.rd_like.val() {
+            self.m_mr_req_need.next = self.k_need_write.val();
+        }
+        self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
+        self.qpn24.hi.next = self.k_zero16.val();
+        self.qpn24.lo.next = self.qpn.q.val();
+        self.wcop8.hi.next = self.k_zero5.val();
+        self.wcop8.lo.next = self.wc_op.val();
+        self.m_cqe_valid.next = self.state.q.val() == self.k_cqe.val();
+        self.m_cqe_cqn.next = self.send_cqn.q.val();
+        self.m_cqe_wr_id.next = self.w_wr_id.q.val();
+        self.m_cqe_byte_len.next = self.len.val();
+        self.m_cqe_imm.next = self.k_zero32.val();
+        self.m_cqe_qp_num.next = self.qpn24.y.val();
+        self.m_cqe_src_qp.next = self.dest_qpn.q.val();
+        self.m_cqe_wqe_index.next = self.sq_fetch.q.val();
+        self.m_cqe_opcode.next = self.wcop8.y.val();
+        self.m_cqe_status.next = self.status.q.val();
+        self.m_cqe_wc_flags.next = self.k_zero8.val();
+        self.m_cqe_vendor_err.next = self.k_zero8.val();
+        self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val()
+            & self.err_head.q.val())
+            | (self.state.q.val() == self.k_fault.val());
+        self.m_qp_err_qpn.next = self.qpn.q.val();
+        self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
+            | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val());
+        self.m_cnt_qpn.next = self.qpn.q.val();
+        if self.state.q.val() == self.k_idle.val() {
+            self.m_cnt_qpn.next = self.serr_qpn.q.val();
+        }
+        self.commit.next = ((self.state.q.val() == self.k_append.val()) & self.is_err.q.val())
+            | ((self.state.q.val() == self.k_job.val()) & self.job_taken.q.val())
+            | ((self.state.q.val() == self.k_cqe.val()) & self.m_cqe_ready.val());
+
+        // ---- the sequence ----
+        if self.state.q.val() == self.k_idle.val() {
+            self.mode_db.d.next = false;
+            if self.serr_pend.q.val() {
+                self.serr_pend.d.next = false;
+            } else if self.s_sq_db_valid.val() {
+                self.qpn.d.next = self.s_sq_db_qpn.val();
+                self.db_pi.d.next = self.s_sq_db_pi.val();
+                self.mode_db.d.next = true;
+                self.state.d.next = self.k_rd_c.val();
+            } else if self.again.q.val() {
+                self.again.d.next = false;
+                self.state.d.next = self.k_rd_c.val();
+            } else {
+                self.qpn.d.next = self.scan.q.val();
+                self.scan.d.next = self.scan.q.val() + self.k_one_qp.val();
+                self.state.d.next = self.k_rd_c.val();
+            }
+        }
+        if (self.state.q.val() == self.k_rd_c.val()) & self.m_qpc_rd_ready.val() {
+            self.state.d.next = self.k_w_c.val();
+        }
+        if (self.state.q.val() == self.k_w_c.val()) & self.s_qpc_rd_valid.val() {
+            self.present.d.next = self.qpc_u.present.val() != self.k_zero1.val();
+            self.pdn.d.next = self.qpc_u.pdn.val();
+            self.send_cqn.d.next = self.qpc_u.send_cqn.val();
+            self.sq_log.d.next = self.qpc_u.sq_log.val();
+            self.sq_ring.d.next = self.qpc_u.sq_ring.val();
+            self.state.d.next = self.k_rd_a.val();
+        }
+        if (self.state.q.val() == self.k_rd_a.val()) & self.m_qpa_rd_ready.val() {
+            self.state.d.next = self.k_w_a.val();
+        }
+        if (self.state.q.val() == self.k_w_a.val()) & self.s_qpa_rd_valid.val() {
+            self.qp_state.d.next = self.qpa_u.state.val();
+            self.pmtu.d.next = self.qpa_u.pmtu.val();
+            self.dest_qpn.d.next = self.qpa_u.dest_qpn.val();
+            self.dest_mac.d.next = self.qpa_u.dest_mac.val();
+            self.dest_ip.d.next = self.qpa_u.dest_ip.val();
+            self.udp_sport.d.next = self.qpa_u.udp_sport.val();
+            self.max_rd.d.next = self.qpa_u.max_rd_atomic.val();
+            self.state.d.next = self.k_rd_r.val();
+        }
+        if (self.state.q.val() == self.k_rd_r.val()) & self.m_qpr_rd_ready.val() {
+            self.state.d.next = self.k_w_r.val();
+        }
+        if (self.state.q.val() == self.k_w_r.val()) & self.s_qpr_rd_valid.val() {
+            self.sq_pi.d.next = self.qpr_u.sq_pi.val();
+            if self.mode_db.q.val() {
+                self.sq_pi.d.next = self.db_pi.q.val();
+            }
+            self.sq_fetch.d.next = self.qpr_u.sq_fetch.val();
+            self.sq_ci.d.next = self.qpr_u.sq_ci.val();
+            self.next_psn.d.next = self.qpr_u.next_psn.val();
+            self.una_psn.d.next = self.qpr_u.una_psn.val();
+            self.sent_end.d.next = self.qpr_u.sent_end.val();
+            if self.sent_ok_ram.read_data.val() {
+                self.sent_end.d.next = self.sent_ram.read_data.val();
+            }
+            self.retry_left.d.next = self.qpr_u.retry_left.val();
+            self.rnr_left.d.next = self.qpr_u.rnr_left.val();
+            self.stopped.d.next = self.stop_ram.read_data.val();
+            self.rd_cnt.d.next = self.rdc_ram.read_data.val();
+            self.state.d.next = self.k_decide.val();
+            if self.mode_db.q.val() {
+                self.state.d.next = self.k_wr_db.val();
+            }
+        }
+        if (self.state.q.val() == self.k_wr_db.val()) & self.m_qpr_wr_ready.val() {
+            self.state.d.next = self.k_decide.val();
+        }
+        if self.state.q.val() == self.k_decide.val() {
+            self.is_err.d.next = false;
+            self.status.d.next = self.k_zero8.val();
+            self.iova.d.next = self.k_zero64.val();
+            self.state.d.next = self.k_idle.val();
+            if self.eligible.val() {
+                self.state.d.next = self.k_fetch.val();
+            }
+        }
+        if (self.state.q.val() == self.k_fetch.val()) & self.fetch.s_req_ready.val() {
+            self.state.d.next = self.k_wqe.val();
+        }
+        if self.state.q.val() == self.k_wqe.val() {
+            if self.fetch.m_wqe_valid.val() {
+                self.w_wr_id.d.next = self.fetch.m_wqe_wr_id.val();
+                self.w_opcode.d.next = self.fetch.m_wqe_opcode.val();
+                self.w_flags.d.next = self.fetch.m_wqe_flags.val();
+                self.w_inline_len.d.next = self.fetch.m_wqe_inline_len.val();
+                self.w_num_sge.d.next = self.fetch.m_wqe_num_sge.val();
+                self.w_imm.d.next = self.fetch.m_wqe_imm.val();
+                self.w_remote_addr.d.next = self.fetch.m_wqe_remote_addr.val();
+                self.w_rkey.d.next = self.fetch.m_wqe_rkey.val();
+                self.w_compare_add.d.next = self.fetch.m_wqe_compare_add.val();
+                self.w_swap.d.next = self.fetch.m_wqe_swap.val();
+                self.w_inline.d.next = self.fetch.m_wqe_inline.val();
+                self.w_sge_addr.d.next = self.fetch.m_wqe_sge_addr.val();
+                self.w_sge_length.d.next = self.fetch.m_wqe_sge_length.val();
+                self.w_sge_lkey.d.next = self.fetch.m_wqe_sge_lkey.val();
+                self.state.d.next = self.k_check.val();
+            }
+            if self.fetch.m_err_valid.val() {
+                self.stopped.d.next = true;
+                self.state.d.next = self.k_fault.val();
+            }
+        }
+        if self.state.q.val() == self.k_fault.val() {
+            self.state.d.next = self.k_idle.val();
+        }
+        if self.state.q.val() == self.k_check.val() {
+            if self.blocked.val() {
+                self.state.d.next = self.k_idle.val();
+            } else if self.chk_status.val() != self.k_zero8.val() {
+                self.is_err.d.next = true;
+                self.status.d.next = self.chk_status.val();
+                self.state.d.next = self.k_append.val();
+                if self.at_head.val() {
+                    self.state.d.next = self.k_cqe.val();
+                }
+            } else if self.go_mr.val() {
+                self.state.d.next = self.k_mr_req.val();
+            } else {
+                self.state.d.next = self.k_fit.val();
+            }
+        }
+        if (self.state.q.val() == self.k_mr_req.val()) & self.m_mr_req_ready.val() {
+            self.state.d.next = self.k_mr_res.val();
+        }
+        if (self.state.q.val() == self.k_mr_res.val()) & self.s_mr_res_valid.val() {
+            if self.s_mr_res_ok.val() {
+                self.iova.d.next = self.s_mr_res_iova.val();
+                self.state.d.next = self.k_fit.val();
+            } else {
+                self.is_err.d.next = true;
+                self.status.d.next = self.k_st_prot.val();
+                self.state.d.next = self.k_append.val();
+                if self.at_head.val() {
+                    self.state.d.next = self.k_cqe.val();
+                }
+            }
+        }
+        if self.state.q.val() == self.k_fit.val() {
+            self.state.d.next = self.k_idle.val();
+            if self.fits.val() {
+                self.state.d.next = self.k_append.val();
+            }
+        }
+        if (self.state.q.val() == self.k_append.val()) & !self.is_err.q.val() {
+            self.state.d.next = self.k_job.val();
+        }
+        if self.commit.val() {
+            self.sq_fetch.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            if !self.is_err.q.val() {
+                self.next_psn.d.next = self.next_psn.q.val() + self.npsn.val();
+            }
+            if self.is_err.q.val() & self.at_head.val() {
+                self.sq_ci.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            }
+            self.err_head.d.next = self.is_err.q.val() & self.at_head.val();
+            if self.is_err.q.val() {
+                self.stopped.d.next = true;
+            }
+            if self.rd_like.val() & !self.is_err.q.val() {
+                self.rd_cnt.d.next = self.rd_cnt.q.val() + self.k_one5.val();
+            }
+            self.state.d.next = self.k_wqpr.val();
+        }
+        if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
+            self.again.d.next = !self.is_err.q.val();
+            self.state.d.next = self.k_idle.val();
+        }
+
+        // ---- a payload read failed (Segmenter's pulse): latched until IDLE serves it ----
+        if self.seg.m_err_valid.val()
+            & (!self.serr_pend.q.val() | (self.state.q.val() == self.k_idle.val()))
+        {
+            self.serr_pend.d.next = true;
+            self.serr_qpn.d.next = self.seg.m_err_qpn.val();
+        }
+
+        if self.reset.val() {
+            self.state.d.next = self.k_idle.val();
+            self.serr_pend.d.next = false;
+            self.again.d.next = false;
+            self.mode_db.d.next = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod diff;

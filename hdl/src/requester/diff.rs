@@ -1,0 +1,893 @@
+//! The differential bench of the transmit half: random send WQEs posted on two QPs of the
+//! RustHDL simulation of [`Requester`] and of the behavioural model (`rocenic_model::Nic`,
+//! set up through its command mailbox and doorbells as a driver would), no response fed to
+//! either, compared after each round.
+//!
+//! The RTL's surroundings are simulated from the model's own rules: the context tables
+//! (answers one cycle after the request; `qpr` writes land in them; a connection leaves
+//! them as the command engine's MODIFY_QP does), the lkey check (the model's
+//! `Tables::translate` over the same MRs), DMA over the same host memory (two mapped
+//! regions, anything else faults), random valid/ready on every port.
+//!
+//! Compared per round and QP: every request frame byte for byte and in order (the RTL's
+//! records built into frames by `HdrBuild`'s reference, `hdr_build::model::Record`), the
+//! send CQEs (the model's CQ rings; WR_FLUSH_ERR ones, the flush of the rest of the SQ
+//! when the QP enters the error state, are not the transmit half's and are left out), the
+//! QP-error event against the model's QP state, `next_psn` against QUERY_QP's `sq_psn`,
+//! and the op ring: one op per fetched WQE with its `wr_id`, PSNs back to back from the
+//! connection's first PSN, every frame the model sent inside its op's PSN range.
+//!
+//! Every stream stays within the 1024-PSN window (messages of at most a few packets), so
+//! the model and the RTL agree without ACKs; the window rule itself is not exercised.
+
+use super::*;
+use crate::bench::{Bench, Rng};
+use crate::ctx_tables::{qpa_layout, qpc_layout, qpr_layout};
+use crate::icrc::beat_from_bytes;
+use crate::read_resp::tests::unpack_record;
+use crate::responder::diff::{
+    cq_ring, key_of, set, u48, val, Host, Model, BUF_BASE, CQ_LOG, LOCAL_IP, LOCAL_MAC, MRS,
+    OTHER_PDN, PDN,
+};
+use crate::tx_leaves::bytes_from_bits;
+use rocenic_model::{Mr, Nic, NicConfig, Tables};
+use rocenic_proto::abi::cmd::{
+    qp_attr, CmdOpcode, CqArgs, CreateQpArgs, ModifyQpArgs, MrArgs, PdArgs,
+};
+use rocenic_proto::abi::cqe::Cqe;
+use rocenic_proto::abi::regs;
+use rocenic_proto::abi::verbs::{send_flags, QpState, WcStatus, WrOpcode};
+use rocenic_proto::abi::wqe::{SendWqe, Sge};
+use rocenic_proto::device::{Device, Frame};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Our two QPs, each with its own send CQ.
+const QPS: [u32; 2] = [5, 9];
+const SQ_LOG: u32 = 4;
+
+/// The SQ ring of QP `i` (in the mapped buffer, clear of every MR).
+fn sq_ring(i: usize) -> u64 {
+    BUF_BASE + 0x3_0000 + 0x400 * i as u64
+}
+
+/// The connection both sides are given (RTR then RTS).
+#[derive(Clone, Copy, Debug)]
+struct Conn {
+    pmtu_code: u8,
+    sq_psn: u32,
+    dest_qpn: u32,
+    dest_mac: [u8; 6],
+    dest_ip: [u8; 4],
+    udp_sport: u16,
+    max_rd: u8,
+}
+
+impl Conn {
+    fn random(rng: &mut Rng, qpn: u32) -> Conn {
+        let sq_psn = if rng.percent(30) {
+            0xff_ffe0 + rng.below(32) as u32
+        } else {
+            rng.below(1 << 24) as u32
+        };
+        Conn {
+            pmtu_code: 1 + rng.below(5) as u8,
+            sq_psn,
+            dest_qpn: 0x300 + qpn,
+            dest_mac: [0x02, 0, 0, 0, 0x20, qpn as u8],
+            dest_ip: [10, 0, 2, qpn as u8],
+            udp_sport: 0xc000 | rng.below(0x4000) as u16,
+            max_rd: [0, 1, 2, 4, 16][rng.below(5) as usize],
+        }
+    }
+    fn pmtu(&self) -> u32 {
+        128 << self.pmtu_code
+    }
+}
+
+/// The QP a request frame is for (its BTH's destination QP).
+fn frame_dest(f: &[u8]) -> u32 {
+    u32::from_be_bytes([0, f[47], f[48], f[49]])
+}
+
+/// The PSN of a request frame.
+fn frame_psn(f: &[u8]) -> u32 {
+    u32::from_be_bytes([0, f[51], f[52], f[53]])
+}
+
+/// A random send WQE: every opcode (and unknown ones), inline, zero to a few packets at
+/// `pmtu`, and now and then an invalid one (bad lkey, foreign PD, out of range, READ into
+/// an MR without LOCAL_WRITE, too long inline, inline READ, two SGEs, short atomic).
+fn random_wqe(rng: &mut Rng, pmtu: u32, wr_id: u64, stats: &mut Stats) -> SendWqe {
+    let ops = [
+        WrOpcode::RdmaWrite,
+        WrOpcode::RdmaWriteWithImm,
+        WrOpcode::Send,
+        WrOpcode::SendWithImm,
+        WrOpcode::RdmaRead,
+        WrOpcode::AtomicCmpAndSwp,
+        WrOpcode::AtomicFetchAndAdd,
+        WrOpcode::SendWithInv,
+    ];
+    let opcode = if rng.percent(4) {
+        WrOpcode::from([7u8, 8, 10, 0x80, 0xff][rng.below(5) as usize])
+    } else {
+        ops[rng.below(ops.len() as u64) as usize]
+    };
+    let mut flags = 0;
+    if rng.percent(50) {
+        flags |= send_flags::SIGNALED;
+    }
+    if rng.percent(30) {
+        flags |= send_flags::SOLICITED;
+    }
+    if rng.percent(8) {
+        flags |= send_flags::FENCE;
+    }
+    let mut w = SendWqe {
+        wr_id,
+        opcode,
+        flags,
+        imm_or_inv: rng.next_u64() as u32,
+        remote_addr: rng.next_u64(),
+        rkey: rng.next_u64() as u32,
+        compare_add: rng.next_u64(),
+        swap: rng.next_u64(),
+        ..SendWqe::default()
+    };
+    let sendlike = !matches!(
+        opcode,
+        WrOpcode::RdmaRead | WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+    );
+    if (sendlike && rng.percent(25)) || rng.percent(2) {
+        w.flags |= send_flags::INLINE;
+        w.inline_len = if rng.percent(6) {
+            33 + rng.below(30) as u8
+        } else {
+            rng.below(33) as u8
+        };
+        let b = rng.bytes(32);
+        w.inline.copy_from_slice(&b);
+        stats.inline += 1;
+        return w;
+    }
+    w.num_sge = match rng.below(100) {
+        0..=3 => 0,
+        4..=6 => 2,
+        _ => 1,
+    };
+    let atomic = opcode.is_atomic();
+    let len = if atomic {
+        if rng.percent(7) {
+            4
+        } else {
+            8
+        }
+    } else {
+        match rng.below(5) {
+            0 => rng.below(64) as u32,
+            1 => pmtu - 1 + rng.below(3) as u32,
+            2 => 2 * pmtu + rng.below(pmtu as u64) as u32,
+            _ => rng.below(3 * u64::from(pmtu) + 2) as u32,
+        }
+    };
+    // MR 2 (every right) mostly; MR 1 (LOCAL_WRITE); MR 3 (REMOTE_READ only); MR 5
+    // (another PD); a key that names nothing; a range past the MR's end.
+    let (mr, bad_key, past) = match rng.below(100) {
+        0..=69 => (2, false, false),
+        70..=83 => (1, false, false),
+        84..=88 => (3, false, false),
+        89..=92 => (5, false, false),
+        93..=96 => (2, true, false),
+        _ => (2, false, true),
+    };
+    let &(index, _, va, _, length, _) = MRS.iter().find(|m| m.0 == mr).expect("an MR");
+    let room = length - u64::from(len);
+    let mut off = rng.below(room + 1);
+    if atomic {
+        off &= !7;
+    }
+    if past {
+        off = length - u64::from(len) / 2 + 1;
+    }
+    w.sge = Sge {
+        addr: va + off,
+        length: len,
+        lkey: if bad_key {
+            rng.next_u64() as u32 | 0x8000_0000
+        } else {
+            key_of(index)
+        },
+    };
+    w
+}
+
+/// What the streams exercised (asserted at the end so the bench cannot go blind).
+#[derive(Default, Debug)]
+struct Stats {
+    frames: usize,
+    opcodes: BTreeMap<u8, usize>,
+    cqes: BTreeMap<u8, usize>,
+    inline: usize,
+    multi: usize,
+    wrapped: usize,
+    qp_errs: usize,
+    blocked_rd: usize,
+}
+
+/// The RTL and its simulated surroundings.
+/// Payload reads in flight: (cycles to wait, tag, beats or a fault).
+type SegReads = VecDeque<(u32, u64, Option<Vec<[u8; 64]>>)>;
+
+struct Rtl {
+    b: Bench<Requester>,
+    qpc: Vec<QpcEntry>,
+    qpa: Vec<QpaEntry>,
+    qpr: Vec<QprEntry>,
+    tables: Tables,
+    host: Host,
+    rng: Rng,
+    /// Percent of cycles a source is valid / a sink ready.
+    pat: u32,
+}
+
+/// What the RTL did in one round.
+#[derive(Default)]
+struct RtlOut {
+    frames: Vec<Frame>,
+    cqes: Vec<(u32, Cqe)>,
+    qp_errs: Vec<u32>,
+}
+
+impl Rtl {
+    fn maybe(&mut self) -> bool {
+        self.rng.percent(self.pat)
+    }
+
+    /// Runs until the block has been quiet for a while; `dbs` are rung in order, `clr`
+    /// QPs cleared first.
+    fn run(&mut self, clr: &[u32], dbs: &[(u32, u32)]) -> RtlOut {
+        let mut out = RtlOut::default();
+        let mut clr: VecDeque<u32> = clr.iter().copied().collect();
+        let mut dbs: VecDeque<(u32, u32)> = dbs.iter().copied().collect();
+        let mut rd: [Option<usize>; 3] = [None; 3];
+        let mut mr: Option<(u32, Option<u64>)> = None;
+        // WQE read: (due, tag, bytes or fault)
+        let mut wqe_rd: Option<(u32, u64, Option<[u8; 64]>)> = None;
+        // payload reads in order: (due, tag, beats or fault)
+        let mut seg_rd: SegReads = VecDeque::new();
+        // records waiting for their payload: (record, payload bytes left)
+        let mut recs: VecDeque<(Bits<RECORD_BITS>, usize, Vec<u8>)> = VecDeque::new();
+        let mut quiet = 0;
+        for _ in 0..200_000 {
+            let rdy: Vec<bool> = (0..12).map(|_| self.maybe()).collect();
+            let lat = 2 + self.rng.below(30) as u32;
+            let u = &mut self.b.uut;
+            u.local_mac.next = u48(LOCAL_MAC).into();
+            u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
+            u.s_qp_clr_valid.next = !clr.is_empty();
+            u.s_qp_clr_qpn.next = u64::from(clr.front().copied().unwrap_or(0)).into();
+            let db = dbs.front().copied().filter(|_| clr.is_empty() && rdy[11]);
+            u.s_sq_db_valid.next = db.is_some();
+            u.s_sq_db_qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
+            u.s_sq_db_pi.next = u64::from(db.map_or(0, |d| d.1)).into();
+            u.m_qpc_rd_ready.next = rdy[0];
+            u.m_qpa_rd_ready.next = rdy[1];
+            u.m_qpr_rd_ready.next = rdy[2];
+            u.s_qpc_rd_valid.next = rd[0].is_some();
+            u.s_qpc_rd_data.next = self.qpc[rd[0].unwrap_or(0)];
+            u.s_qpa_rd_valid.next = rd[1].is_some();
+            u.s_qpa_rd_data.next = self.qpa[rd[1].unwrap_or(0)];
+            u.s_qpr_rd_valid.next = rd[2].is_some();
+            u.s_qpr_rd_data.next = self.qpr[rd[2].unwrap_or(0)];
+            u.m_qpr_wr_ready.next = rdy[3];
+            u.m_mr_req_ready.next = mr.is_none() && rdy[4];
+            let mr_res = mr.filter(|m| m.0 == 0);
+            u.s_mr_res_valid.next = mr_res.is_some();
+            u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
+            u.s_mr_res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
+            u.m_wqe_dma_rd_req_ready.next = wqe_rd.is_none() && rdy[5];
+            let wresp = wqe_rd.filter(|r| r.0 == 0);
+            u.s_wqe_dma_rd_resp_valid.next = wresp.is_some();
+            u.s_wqe_dma_rd_resp_err.next = wresp.is_some_and(|r| r.2.is_none());
+            u.s_wqe_dma_rd_resp_last.next = true;
+            u.s_wqe_dma_rd_resp_tag.next = wresp.map_or(0, |r| r.1).into();
+            u.s_wqe_dma_rd_resp_data.next =
+                beat_from_bytes(&wresp.and_then(|r| r.2).unwrap_or([0; 64]));
+            u.m_seg_dma_rd_req_ready.next = seg_rd.len() < 24 && rdy[6];
+            let sresp = seg_rd.front().filter(|r| r.0 == 0 && rdy[7]);
+            u.s_seg_dma_rd_resp_valid.next = sresp.is_some();
+            u.s_seg_dma_rd_resp_tag.next = sresp.map_or(0, |r| r.1).into();
+            u.s_seg_dma_rd_resp_err.next = sresp.is_some_and(|r| r.2.is_none());
+            let (sdata, slast) = match sresp.map(|r| &r.2) {
+                Some(Some(beats)) => (beats[0], beats.len() == 1),
+                _ => ([0; 64], true),
+            };
+            u.s_seg_dma_rd_resp_data.next = beat_from_bytes(&sdata);
+            u.s_seg_dma_rd_resp_last.next = slast;
+            u.m_pkt_ready.next = rdy[8];
+            u.m_pay_tready.next = rdy[9];
+            u.m_cqe_ready.next = rdy[10];
+            u.s_op_rd_qpn.next = 0u64.into();
+            u.s_op_rd_slot.next = 0u64.into();
+            self.b.settle();
+
+            let u = &mut self.b.uut;
+            let mut busy = false;
+            if u.s_qp_clr_valid.val() && u.s_qp_clr_ready.val() {
+                clr.pop_front();
+                busy = true;
+            }
+            if u.s_sq_db_valid.val() && u.s_sq_db_ready.val() {
+                dbs.pop_front();
+                busy = true;
+            }
+            // context tables: the answer one cycle after the request
+            let mut next_rd = [None; 3];
+            if u.m_qpc_rd_valid.val() && u.m_qpc_rd_ready.val() {
+                next_rd[0] = Some(u.m_qpc_rd_addr.val().to_u64() as usize);
+            }
+            if u.m_qpa_rd_valid.val() && u.m_qpa_rd_ready.val() {
+                next_rd[1] = Some(u.m_qpa_rd_addr.val().to_u64() as usize);
+            }
+            if u.m_qpr_rd_valid.val() && u.m_qpr_rd_ready.val() {
+                next_rd[2] = Some(u.m_qpr_rd_addr.val().to_u64() as usize);
+            }
+            if u.m_qpr_wr_valid.val() && u.m_qpr_wr_ready.val() {
+                self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = u.m_qpr_wr_data.val();
+                busy = true;
+            }
+            if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
+                let res = self
+                    .tables
+                    .translate(
+                        u.m_mr_req_key.val().to_u32(),
+                        u.m_mr_req_pdn.val().to_u32(),
+                        u.m_mr_req_va.val().to_u64(),
+                        u.m_mr_req_len.val().to_u64(),
+                        u.m_mr_req_need.val().to_u32(),
+                    )
+                    .ok();
+                mr = Some((2, res));
+            } else if let Some(m) = mr.as_mut() {
+                m.0 = m.0.saturating_sub(1);
+            }
+            if u.s_mr_res_valid.val() && u.s_mr_res_ready.val() {
+                mr = None;
+            }
+            if u.s_wqe_dma_rd_resp_valid.val() && u.s_wqe_dma_rd_resp_ready.val() {
+                wqe_rd = None;
+            } else if let Some(r) = wqe_rd.as_mut() {
+                r.0 = r.0.saturating_sub(1);
+            }
+            if u.m_wqe_dma_rd_req_valid.val() && u.m_wqe_dma_rd_req_ready.val() {
+                let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
+                assert_eq!(u.m_wqe_dma_rd_req_len.val().to_u64(), 64);
+                let mut raw = [0u8; 64];
+                let ok = self.host.read(addr, &mut raw);
+                wqe_rd = Some((
+                    lat,
+                    u.m_wqe_dma_rd_req_tag.val().to_u64(),
+                    ok.then_some(raw),
+                ));
+            }
+            if u.s_seg_dma_rd_resp_valid.val() && u.s_seg_dma_rd_resp_ready.val() {
+                let f = seg_rd.front_mut().expect("a response");
+                match &mut f.2 {
+                    Some(beats) if beats.len() > 1 => {
+                        beats.remove(0);
+                    }
+                    _ => {
+                        seg_rd.pop_front();
+                    }
+                }
+            }
+            for r in seg_rd.iter_mut() {
+                r.0 = r.0.saturating_sub(1);
+            }
+            if u.m_seg_dma_rd_req_valid.val() && u.m_seg_dma_rd_req_ready.val() {
+                let addr = u.m_seg_dma_rd_req_addr.val().to_u64();
+                let len = u.m_seg_dma_rd_req_len.val().to_u64() as usize;
+                let mut buf = vec![0u8; len];
+                let ok = self.host.read(addr, &mut buf);
+                let beats = ok.then(|| {
+                    buf.chunks(64)
+                        .map(|c| {
+                            let mut b = [0u8; 64];
+                            b[..c.len()].copy_from_slice(c);
+                            b
+                        })
+                        .collect::<Vec<_>>()
+                });
+                seg_rd.push_back((lat, u.m_seg_dma_rd_req_tag.val().to_u64(), beats));
+                busy = true;
+            }
+            if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+                let rec = u.m_pkt_data.val();
+                let plen = crate::responder::diff::get(
+                    &rec,
+                    crate::tx_arbiter::field_offset("payload_len"),
+                    16,
+                ) as usize;
+                recs.push_back((rec, plen, Vec::new()));
+                busy = true;
+            }
+            if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+                let r = recs
+                    .iter_mut()
+                    .find(|r| r.2.len() < r.1)
+                    .expect("a payload beat for a record with payload");
+                let bytes = bytes_from_bits(u.m_pay_tdata.val());
+                let take = (r.1 - r.2.len()).min(64);
+                r.2.extend_from_slice(&bytes[..take]);
+                assert_eq!(
+                    u.m_pay_tlast.val(),
+                    r.2.len() == r.1,
+                    "tlast on the payload's last beat"
+                );
+                busy = true;
+            }
+            while recs.front().is_some_and(|r| r.2.len() == r.1) {
+                let (rec, _, pay) = recs.pop_front().expect("checked");
+                out.frames.push(unpack_record(&rec, pay).frame());
+            }
+            if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
+                out.cqes.push((
+                    u.m_cqe_cqn.val().to_u32(),
+                    Cqe {
+                        wr_id: u.m_cqe_wr_id.val().to_u64(),
+                        byte_len: u.m_cqe_byte_len.val().to_u32(),
+                        imm_or_inv: u.m_cqe_imm.val().to_u32(),
+                        qp_num: u.m_cqe_qp_num.val().to_u32(),
+                        src_qp: u.m_cqe_src_qp.val().to_u32(),
+                        wqe_index: u.m_cqe_wqe_index.val().to_u32(),
+                        opcode: (u.m_cqe_opcode.val().to_u64() as u8).into(),
+                        status: (u.m_cqe_status.val().to_u64() as u8).into(),
+                        wc_flags: u.m_cqe_wc_flags.val().to_u64() as u8,
+                        vendor_err: u.m_cqe_vendor_err.val().to_u64() as u8,
+                        phase: 0,
+                    },
+                ));
+                busy = true;
+            }
+            if u.m_qp_err_valid.val() {
+                out.qp_errs.push(u.m_qp_err_qpn.val().to_u32());
+            }
+            rd = next_rd;
+            self.b.tick();
+            // (A WQE held back by max_rd_atomic or FENCE is read again at each scan visit:
+            // WQE reads and MR checks do not count as activity.)
+            let idle = clr.is_empty() && dbs.is_empty() && seg_rd.is_empty() && recs.is_empty();
+            quiet = if busy || !idle { 0 } else { quiet + 1 };
+            // A full scan of the 256 QPs is about 2000 cycles.
+            if quiet > 3000 {
+                return out;
+            }
+        }
+        panic!("the Requester did not go quiet");
+    }
+
+    /// The ops in QP `qpn`'s ring from `sq_ci` to `sq_fetch`, through the walk port.
+    fn ring(&mut self, qpn: u32) -> Vec<(u64, u64, u64, u64, u64)> {
+        let e = self.qpr[qpn as usize];
+        let f = qpr_layout::FIELDS;
+        let (ci, fetch) = (val(&e, f, "sq_ci"), val(&e, f, "sq_fetch"));
+        let mut ops = Vec::new();
+        for i in ci..fetch {
+            let u = &mut self.b.uut;
+            u.s_op_rd_qpn.next = u64::from(qpn).into();
+            u.s_op_rd_slot.next = (i & 15).into();
+            // the address in before the edge, the entry out after it
+            self.b.settle();
+            self.b.tick();
+            let u = &self.b.uut;
+            ops.push((
+                u.m_op_wr_id.val().to_u64(),
+                u.m_op_first_psn.val().to_u64(),
+                u.m_op_npsn.val().to_u64(),
+                u.m_op_done.val().to_u64(),
+                u.m_op_status.val().to_u64(),
+            ));
+        }
+        ops
+    }
+}
+
+/// Both sides and the streams.
+struct World {
+    model: Model,
+    rtl: Rtl,
+    rng: Rng,
+    seed: u64,
+    round: usize,
+    stats: Stats,
+}
+
+impl World {
+    fn new(seed: u64) -> World {
+        let mut rng = Rng::new(seed);
+        let host = Host::new(&mut rng);
+        let mut model = Model {
+            nic: Nic::new(NicConfig::default()),
+            host: host.clone(),
+            now: 0,
+            cq_seen: BTreeMap::new(),
+        };
+        let (hi, lo) = regs::mac_to_regs(LOCAL_MAC);
+        model.nic.bar_write(regs::MAC_HI, hi);
+        model.nic.bar_write(regs::MAC_LO, lo);
+        model
+            .nic
+            .bar_write(regs::IPV4_ADDR, u32::from_be_bytes(LOCAL_IP));
+        model.nic.bar_write(regs::CONTROL, regs::CONTROL_ENABLE);
+        for pdn in [PDN, OTHER_PDN] {
+            model.ok(CmdOpcode::CreatePd, PdArgs { pdn }.to_args());
+        }
+        let mut tables = Tables::new(256, 1024, 256);
+        for &(index, acc, va, iova, length, pdn) in &MRS {
+            let key = key_of(index);
+            model.ok(
+                CmdOpcode::RegMr,
+                MrArgs {
+                    index,
+                    key,
+                    pdn,
+                    access: acc,
+                    va,
+                    iova,
+                    length,
+                }
+                .to_args(),
+            );
+            tables.mrs[index as usize] = Some(Mr {
+                key,
+                pdn,
+                access: acc,
+                va,
+                iova,
+                length,
+                valid: true,
+            });
+        }
+        let mut b = Bench::new(Requester::default(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.uut.reset.next = false;
+        let n = 1 << QP_LOG;
+        let pat = [100, 85, 60][rng.below(3) as usize];
+        let mut w = World {
+            model,
+            rtl: Rtl {
+                b,
+                qpc: vec![QpcEntry::default(); n],
+                qpa: vec![QpaEntry::default(); n],
+                qpr: vec![QprEntry::default(); n],
+                tables,
+                host,
+                rng: Rng::new(seed ^ 0x5a5a),
+                pat,
+            },
+            rng,
+            seed,
+            round: 0,
+            stats: Stats::default(),
+        };
+        for (i, &qpn) in QPS.iter().enumerate() {
+            let cqn = 1 + i as u32;
+            w.model.ok(
+                CmdOpcode::CreateCq,
+                CqArgs {
+                    cqn,
+                    log_size: CQ_LOG,
+                    ring_iova: cq_ring(cqn),
+                }
+                .to_args(),
+            );
+            w.model.ok(
+                CmdOpcode::CreateQp,
+                CreateQpArgs {
+                    qpn,
+                    pdn: PDN,
+                    send_cqn: cqn,
+                    recv_cqn: cqn,
+                    sq_iova: sq_ring(i),
+                    sq_log_size: SQ_LOG,
+                    rq_iova: BUF_BASE,
+                    rq_log_size: 4,
+                }
+                .to_args(),
+            );
+            let c = &mut w.rtl.qpc[qpn as usize];
+            let f = qpc_layout::FIELDS;
+            set(c, f, "present", 1);
+            set(c, f, "pdn", u64::from(PDN));
+            set(c, f, "send_cqn", u64::from(cqn));
+            set(c, f, "recv_cqn", u64::from(cqn));
+            set(c, f, "sq_log", u64::from(SQ_LOG));
+            set(c, f, "sq_ring", sq_ring(i) >> 6);
+            set(c, f, "rq_log", 4);
+            set(c, f, "rq_ring", BUF_BASE >> 6);
+        }
+        w
+    }
+
+    fn fail(&self, what: &str) -> ! {
+        panic!(
+            "Requester vs model, seed {:#x}, round {}: {what}",
+            self.seed, self.round
+        );
+    }
+
+    /// RESET -> INIT -> RTR -> RTS on both sides (the RTL's contexts as the command engine
+    /// leaves them: `qpa` with the attributes, `qpr` with the PSNs and retry counts).
+    fn connect(&mut self, i: usize, c: Conn) {
+        let qpn = QPS[i];
+        let m = |mask: u32, state: QpState| ModifyQpArgs {
+            qpn,
+            mask,
+            state: u8::from(state),
+            path_mtu: c.pmtu_code,
+            dest_qpn: c.dest_qpn,
+            rq_psn: 0,
+            sq_psn: c.sq_psn,
+            dest_mac: c.dest_mac,
+            dest_ip: c.dest_ip,
+            udp_sport: c.udp_sport,
+            timeout: 31,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd_atomic: c.max_rd,
+            ..ModifyQpArgs::default()
+        };
+        for (mask, state) in [
+            (qp_attr::STATE, QpState::Reset),
+            (qp_attr::REQ_INIT, QpState::Init),
+            (qp_attr::REQ_RTR, QpState::Rtr),
+            (qp_attr::REQ_RTS, QpState::Rts),
+        ] {
+            self.model.ok(CmdOpcode::ModifyQp, m(mask, state).to_args());
+        }
+        let a = &mut self.rtl.qpa[qpn as usize];
+        *a = QpaEntry::default();
+        let f = qpa_layout::FIELDS;
+        set(a, f, "state", u64::from(u8::from(QpState::Rts)));
+        set(a, f, "pmtu", u64::from(c.pmtu_code));
+        set(a, f, "dest_qpn", u64::from(c.dest_qpn));
+        set(a, f, "dest_mac", u48(c.dest_mac));
+        set(a, f, "dest_ip", u64::from(u32::from_be_bytes(c.dest_ip)));
+        set(a, f, "udp_sport", u64::from(c.udp_sport));
+        set(a, f, "timeout", 31);
+        set(a, f, "retry_cnt", 7);
+        set(a, f, "rnr_retry", 7);
+        set(a, f, "max_rd_atomic", u64::from(c.max_rd));
+        let r = &mut self.rtl.qpr[qpn as usize];
+        *r = QprEntry::default();
+        let f = qpr_layout::FIELDS;
+        for name in ["next_psn", "una_psn", "sent_end"] {
+            set(r, f, name, u64::from(c.sq_psn));
+        }
+        set(r, f, "retry_left", 7);
+        set(r, f, "rnr_left", 7);
+    }
+
+    /// Runs the model until it has sent nothing for a while; returns its frames.
+    fn run_model(&mut self) -> Vec<Frame> {
+        let mut rx = VecDeque::new();
+        let mut tx = Vec::new();
+        let mut quiet = 0;
+        while quiet < 3000 {
+            let before = tx.len();
+            self.model.tick(&mut rx, &mut tx);
+            quiet = if tx.len() == before { quiet + 1 } else { 0 };
+        }
+        tx
+    }
+
+    /// One round: both QPs reconnected, random WQEs posted in a few batches, each batch's
+    /// doorbell rung on both sides, then everything compared.
+    fn round(&mut self) {
+        let conns: Vec<Conn> = QPS
+            .iter()
+            .map(|&q| Conn::random(&mut self.rng, q))
+            .collect();
+        for (i, &c) in conns.iter().enumerate() {
+            self.connect(i, c);
+        }
+        let mut dbs = Vec::new();
+        let mut posted: Vec<Vec<SendWqe>> = vec![Vec::new(); QPS.len()];
+        for _batch in 0..1 + self.rng.below(3) {
+            for (i, &qpn) in QPS.iter().enumerate() {
+                let k = self.rng.below(7);
+                for _ in 0..k {
+                    if posted[i].len() == 1 << SQ_LOG {
+                        break;
+                    }
+                    let idx = posted[i].len() as u64;
+                    let wr_id = (self.round as u64) << 32 | u64::from(qpn) << 16 | idx;
+                    let w = random_wqe(&mut self.rng, conns[i].pmtu(), wr_id, &mut self.stats);
+                    let at = sq_ring(i) + 64 * (idx & ((1 << SQ_LOG) - 1));
+                    assert!(self.model.host.write(at, &w.to_bytes()));
+                    assert!(self.rtl.host.write(at, &w.to_bytes()));
+                    posted[i].push(w);
+                }
+                let pi = posted[i].len() as u32;
+                self.model.nic.bar_write(regs::sq_doorbell(qpn), pi);
+                dbs.push((qpn, pi));
+            }
+        }
+        let model_frames = self.run_model();
+        let out = self.rtl.run(&QPS, &dbs);
+
+        for (i, &qpn) in QPS.iter().enumerate() {
+            let c = conns[i];
+            let mine = |f: &Frame| frame_dest(f) == c.dest_qpn;
+            let m: Vec<&Frame> = model_frames.iter().filter(|f| mine(f)).collect();
+            let r: Vec<&Frame> = out.frames.iter().filter(|f| mine(f)).collect();
+            for (k, (a, b)) in m.iter().zip(&r).enumerate() {
+                if a != b {
+                    self.fail(&format!(
+                        "QP {qpn}: frame {k} differs (PSN model {:#x}, RTL {:#x}; opcode {:#x} / {:#x})\nmodel {a:02x?}\nRTL   {b:02x?}",
+                        frame_psn(a),
+                        frame_psn(b),
+                        a[42],
+                        b[42]
+                    ));
+                }
+            }
+            if m.len() != r.len() {
+                self.fail(&format!(
+                    "QP {qpn}: the model sent {} frames, the RTL {}",
+                    m.len(),
+                    r.len()
+                ));
+            }
+            for f in &m {
+                *self.stats.opcodes.entry(f[42]).or_default() += 1;
+                if frame_psn(f) < c.sq_psn {
+                    self.stats.wrapped += 1;
+                }
+            }
+            self.stats.frames += m.len();
+            // completions
+            let cqn = 1 + i as u32;
+            let mc = self.model.new_cqes(cqn);
+            let rc: Vec<Cqe> = out
+                .cqes
+                .iter()
+                .filter(|x| x.0 == cqn)
+                .map(|x| x.1)
+                .collect();
+            if mc != rc {
+                self.fail(&format!("QP {qpn}: CQEs\nmodel {mc:?}\nRTL   {rc:?}"));
+            }
+            for x in &mc {
+                *self.stats.cqes.entry(u8::from(x.status)).or_default() += 1;
+            }
+            // QP error event, next PSN
+            let q = self.model.query(qpn);
+            let errs = out.qp_errs.iter().filter(|&&x| x == qpn).count();
+            if (q.state == QpState::Err) != (errs == 1) || errs > 1 {
+                self.fail(&format!(
+                    "QP {qpn}: model state {:?}, RTL QP-error pulses {errs}",
+                    q.state
+                ));
+            }
+            self.stats.qp_errs += errs;
+            let e = self.rtl.qpr[qpn as usize];
+            let f = qpr_layout::FIELDS;
+            if q.state != QpState::Err && val(&e, f, "next_psn") as u32 != q.sq_psn {
+                self.fail(&format!(
+                    "QP {qpn}: next_psn {:#x}, model sq_psn {:#x}",
+                    val(&e, f, "next_psn"),
+                    q.sq_psn
+                ));
+            }
+            // the op ring: one op per fetched WQE, PSNs back to back, frames inside
+            let ops = self.rtl.ring(qpn);
+            let ci = val(&e, f, "sq_ci") as usize;
+            let mut psn = if ci == 0 { c.sq_psn } else { q.sq_psn };
+            for (k, &(wr_id, first, npsn, done, status)) in ops.iter().enumerate() {
+                let w = &posted[i][ci + k];
+                if wr_id != w.wr_id || first as u32 != psn {
+                    self.fail(&format!(
+                        "QP {qpn}: ring op {k}: wr_id {wr_id:#x} first PSN {first:#x}, want {:#x} {psn:#x}",
+                        w.wr_id
+                    ));
+                }
+                if (done == 1) != (status != 0) {
+                    self.fail(&format!(
+                        "QP {qpn}: ring op {k}: done {done} status {status}"
+                    ));
+                }
+                let inside = m
+                    .iter()
+                    .filter(|f| (frame_psn(f).wrapping_sub(psn) & 0xff_ffff) < npsn as u32)
+                    .count();
+                let is_read = w.opcode == WrOpcode::RdmaRead;
+                let want = if done == 1 {
+                    0
+                } else if is_read {
+                    1
+                } else {
+                    npsn as usize
+                };
+                if inside != want {
+                    self.fail(&format!(
+                        "QP {qpn}: ring op {k} ({:?}, {npsn} PSNs): {inside} model frames in its range",
+                        w.opcode
+                    ));
+                }
+                if npsn > 1 && !is_read {
+                    self.stats.multi += 1;
+                }
+                psn = (psn + npsn as u32) & 0xff_ffff;
+            }
+            let stopped_fetch = (ci + ops.len()) < posted[i].len();
+            if stopped_fetch
+                && q.state != QpState::Err
+                && !ops.iter().any(|o| o.3 == 1)
+                && ops.len() < 16
+            {
+                self.stats.blocked_rd += 1;
+            }
+        }
+        self.round += 1;
+    }
+}
+
+/// Random send WQEs on two QPs (every WR opcode and unknown ones, inline, zero to a few
+/// packets at every PMTU, first PSNs near the 24-bit wrap, max_rd_atomic limits, FENCE,
+/// invalid WQEs of every kind), no responses: frames, CQEs, QP errors, PSNs and the op
+/// ring against the model.
+///
+/// NOT PASSING YET, so ignored: some rounds never go quiet (the RTL keeps doing
+/// something the bench counts as activity; not diagnosed), and at about 1000 simulated
+/// cycles a second it takes minutes. Rounds that completed (seeds 3, 4, 5, round 0)
+/// matched the model's frames and CQEs; the ring read-back was fixed after that run.
+#[test]
+#[ignore = "not passing yet: some rounds do not go quiet; see the comment"]
+fn random_wqes_match_the_model() {
+    let seeds: u64 = std::env::var("REQ_DIFF_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let rounds: usize = std::env::var("REQ_DIFF_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut total = Stats::default();
+    for s in 0..seeds {
+        let seed = std::env::var("REQ_DIFF_SEED")
+            .ok()
+            .and_then(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
+            .unwrap_or(0x5eed_0000 + s);
+        let mut w = World::new(seed);
+        for _ in 0..rounds {
+            w.round();
+        }
+        let st = w.stats;
+        total.frames += st.frames;
+        total.inline += st.inline;
+        total.multi += st.multi;
+        total.wrapped += st.wrapped;
+        total.qp_errs += st.qp_errs;
+        total.blocked_rd += st.blocked_rd;
+        for (k, v) in st.opcodes {
+            *total.opcodes.entry(k).or_default() += v;
+        }
+        for (k, v) in st.cqes {
+            *total.cqes.entry(k).or_default() += v;
+        }
+    }
+    eprintln!("requester diff: {total:?}");
+    assert!(total.frames > 40, "{total:?}");
+    assert!(
+        total.multi > 2 && total.inline > 2 && total.qp_errs > 0,
+        "{total:?}"
+    );
+    for status in [WcStatus::LocQpOpErr, WcStatus::LocProtErr] {
+        assert!(
+            total.cqes.contains_key(&u8::from(status)),
+            "no {status:?} CQE: {total:?}"
+        );
+    }
+}
