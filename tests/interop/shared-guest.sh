@@ -106,7 +106,7 @@ EOF
 if [ -n "$owner" ]; then
     # the watchdog: its own session, so that stopping the guest does not end it first
     setsid bash -c '
-        while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+        while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 0.5; done
         kill -TERM -- "-$2" 2>/dev/null
         # DIR may hold a newer guest by now (stop, then start again)
         if grep -qx "pgid=$2" "$3/env" 2>/dev/null && [ ! -f "$3/keep" ]; then rm -rf "$3"; fi

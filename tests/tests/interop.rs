@@ -721,3 +721,130 @@ fn rtl_rxe_write_with_wrong_rkey_is_nakked() {
         "rkey",
     ]);
 }
+
+// The shared guest itself (tests/interop/shared-guest.sh, agent.sh, guest_exec.py): what the
+// runs above rely on when they share one guest.
+
+/// Runs `guest_exec.py --port AGENT ARGS` against the shared guest in `dir`; its exit
+/// code (None: killed by a signal) and its stdout + stderr.
+fn guest_exec(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = guest_exec_cmd(dir, args)
+        .output()
+        .expect("running tests/interop/guest_exec.py");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+fn guest_exec_cmd(dir: &Path, args: &[&str]) -> Command {
+    let env = std::fs::read_to_string(dir.join("env")).expect("the shared guest's env file");
+    let aport = env
+        .lines()
+        .find_map(|l| l.strip_prefix("aport="))
+        .expect("aport= in the shared guest's env file")
+        .to_string();
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("tests/interop/guest_exec.py"))
+        .args(["--port", &aport])
+        .args(args);
+    cmd
+}
+
+/// The shared guest for a harness test (under `SERIAL`).
+fn harness_guest() -> PathBuf {
+    if let Err(e) = guest_ready() {
+        panic!("the interop guest is not available: {e}");
+    }
+    shared_guest().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A command that outlives its time limit is killed in the guest (with what it started in
+/// the background) and reported as status 124, and the guest serves the next run; a client
+/// ended by SIGTERM (as `lib.sh` ends the guest's side when ours failed) kills its command
+/// in the guest too and still writes the run's log.
+#[test]
+fn shared_guest_kills_a_hung_command_and_serves_the_next_run() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = harness_guest();
+    let (code, text) = guest_exec(
+        &dir,
+        &[
+            "--timeout",
+            "3",
+            "--cmd",
+            "echo started; sleep 601 & sleep 602",
+        ],
+    );
+    assert_eq!(code, Some(124), "a hung command must end with 124:\n{text}");
+    assert!(text.contains("started"), "its output is kept:\n{text}");
+
+    let log = std::env::temp_dir().join(format!("rocenic-guest-exec-{}.log", std::process::id()));
+    let mut child = guest_exec_cmd(
+        &dir,
+        &[
+            "--timeout",
+            "60",
+            "--log",
+            log.to_str().expect("a UTF-8 temp path"),
+            "--cmd",
+            "echo waiting; sleep 603",
+        ],
+    )
+    .spawn()
+    .expect("starting guest_exec.py");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(killed.success());
+    let status = child.wait().expect("waiting for guest_exec.py");
+    assert_eq!(status.code(), Some(143), "SIGTERM ends the client with 143");
+    let written = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(
+        written.contains("terminated (SIGTERM)"),
+        "the run's log is written on SIGTERM:\n{written}"
+    );
+
+    let (code, text) = guest_exec(&dir, &["--cmd", "ps; echo done"]);
+    assert_eq!(code, Some(0), "the guest serves the next run:\n{text}");
+    assert!(text.contains("done"), "{text}");
+    for leftover in ["sleep 601", "sleep 602", "sleep 603"] {
+        assert!(
+            !text.contains(leftover),
+            "`{leftover}` survived its run:\n{text}"
+        );
+    }
+}
+
+/// Each run gets the MTU it asks for, and rxe0 follows it at run time: active_mtu 4096
+/// with eth0 at 4200, 1024 at 1500 (rxe's active_mtu is the largest IB MTU below the
+/// netdev MTU less its headers), in either order.
+#[test]
+fn shared_guest_sets_each_runs_mtu_and_rxe_follows() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = harness_guest();
+    for (mtu, active) in [("4200", "4096"), ("1500", "1024"), ("4200", "4096")] {
+        let (code, text) = guest_exec(
+            &dir,
+            &[
+                "--mtu",
+                mtu,
+                "--cmd",
+                "cat /sys/class/net/eth0/mtu; ibv_devinfo -d rxe0 | grep active_mtu",
+            ],
+        );
+        assert_eq!(code, Some(0), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&mtu), "eth0's MTU is not {mtu}:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains("active_mtu:") && l.contains(&format!("{active} ("))),
+            "rxe0's active_mtu is not {active} with eth0 at {mtu}:\n{text}"
+        );
+    }
+}
