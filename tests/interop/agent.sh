@@ -41,13 +41,18 @@ kill_running() {
 case $1 in
 serve)
     port=$2 idle=$3
-    date +%s > $ST/last
+    touch $ST/last
     echo "rocenic-agent: listening on port $port, idle timeout $idle s"
     nc -ll -p "$port" -e sh "$0" handle &
     ncpid=$!
     while kill -0 $ncpid 2>/dev/null; do
         sleep 5
-        if [ $(($(date +%s) - $(cat $ST/last))) -gt "$idle" ] && [ ! -f $ST/pgid ]; then
+        # the time of the last request is the mtime of $ST/last (touch never leaves the
+        # file empty for a reader, as `date > file` would: an empty operand in $((...))
+        # would end this shell, and so the guest)
+        last=$(stat -c %Y $ST/last 2>/dev/null)
+        case $last in ''|*[!0-9]*) continue ;; esac
+        if [ $(($(date +%s) - last)) -gt "$idle" ] && [ ! -f $ST/pgid ]; then
             echo "rocenic-agent: no request for $idle s; powering off"
             kill $ncpid
             break
@@ -62,7 +67,7 @@ handle) ;;
 esac
 
 read -r verb mtu tmo b64
-date +%s > $ST/last
+touch $ST/last
 case $verb in
 ping) echo ROCENIC-AGENT-PONG; exit 0 ;;
 kill) kill_running; echo ROCENIC-AGENT-KILLED; exit 0 ;;
@@ -113,4 +118,4 @@ echo
 echo "ROCENIC-GUEST-KLOG kernel messages while the command ran:"
 dmesg | awk -v t="$t_ready" '{ s = $0; sub(/^\[ */, "", s); if (s + 0 >= t + 0) print }'
 echo "ROCENIC-GUEST-EXIT status=$status uptime=$t_end"
-date +%s > $ST/last
+touch $ST/last

@@ -15,7 +15,7 @@
 #   the host port the guest's 10.0.2.100:18515 reaches, for --rxe-client runs; aport: the
 #   agent's; console: the console log; pgid: the guest's process group).
 #   --owner PID: stop the guest (and remove DIR unless DIR/keep exists) as soon as PID is
-#   gone (the test binary). --idle S (default 300): the agent powers the guest off after S
+#   gone (the test binary); a guest that ends by itself keeps DIR. --idle S (default 300): the agent powers the guest off after S
 #   seconds without a request. --timeout S (default 3600): hard limit of the guest's life.
 #   --boot-timeout S (default 180): how long to wait for the agent.
 # check: exit 0 when the guest's agent answers, else 1.
@@ -107,6 +107,8 @@ if [ -n "$owner" ]; then
     # the watchdog: its own session, so that stopping the guest does not end it first
     setsid bash -c '
         while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 0.5; done
+        # a guest that ended by itself keeps DIR (its console log says why)
+        kill -0 "$1" 2>/dev/null && exit 0
         kill -TERM -- "-$2" 2>/dev/null
         # DIR may hold a newer guest by now (stop, then start again)
         if grep -qx "pgid=$2" "$3/env" 2>/dev/null && [ ! -f "$3/keep" ]; then rm -rf "$3"; fi
