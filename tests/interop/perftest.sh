@@ -33,8 +33,8 @@
 #
 # Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
 # in parallel (not with --shared-guest: one run at a time per shared guest). Both sides must
-# exit 0. The pcap of our wire (both directions), the guest's console log and both sides' output go to target/interop-artifacts/<run>/, kept (and
-# printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+# exit 0. The pcap of our wire (both directions), the guest's console log and both sides'
+# output go to target/interop-artifacts/<run>/, kept (and printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
