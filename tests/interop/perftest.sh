@@ -34,7 +34,8 @@
 # Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
 # in parallel (not with --shared-guest: one run at a time per shared guest). Both sides must
 # exit 0. The pcap of our wire (both directions), the guest's console log and both sides'
-# output go to target/interop-artifacts/<run>/, kept (and printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+# output go to target/interop-artifacts/<run>/, kept (and printed) on failure. Exit status:
+# 0 when both sides succeeded, else 1 (2: bad usage).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,7 +46,7 @@ negative=() expect_guest_fail=0
 loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model shared=
 rocenic=${ROCENIC:-$root/target/release/rocenic}
 
-usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --rxe-server) mode=rxe-server ;;
