@@ -1,7 +1,8 @@
 # Shared by pingpong.sh and perftest.sh (sourced, not run): free ports, running our tool
 # and the guest's side by side, the retry on a taken port, and the report of both outputs.
-# The caller sets `me` (its name for messages), `art` (the artifacts directory) and the
-# arrays `ours` (our tool's command line) and `guest` (run-guest.sh's, started with setsid).
+# The caller sets `me` (its name for messages), `art` (the artifacts directory), `mode`,
+# `guest_mtu`, `timeout`, `shared` (--shared-guest DIR or empty) and the arrays `ours` (our
+# tool's command line) and `guest` (see guest_side; started with setsid).
 
 # Free ports: the guest's wire end, ours, and the TCP handshake port on the host (sets
 # qport, uport, hport). Another process may take one before we bind it: such a run is
@@ -20,6 +21,26 @@ for s in socks:
 print(*ports, flush=True)
 PY
 )
+}
+
+# Sets the ports (qport, uport, hport) and starts the array `guest`, the command of the
+# guest's side less its --cmd (and the forwards of a guest of its own): run-guest.sh booting
+# a guest for this run, or with --shared-guest DIR guest_exec.py running it in that guest
+# (whose ports are fixed at its boot: hport is the one forwarded for this run's mode).
+guest_side() {
+    if [ -z "$shared" ]; then
+        pick_ports
+        guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
+               --log "$art/guest-console.log" --timeout "$timeout")
+        return
+    fi
+    [ -f "$shared/env" ] || { echo "$me: no shared guest in $shared (no $shared/env)" >&2; exit 1; }
+    local hport_in hport_out aport console pgid
+    # shellcheck disable=SC1091
+    source "$shared/env"    # qport, uport and the locals
+    if [ "$mode" = rxe-server ]; then hport=$hport_in; else hport=$hport_out; fi
+    guest=(setsid python3 "$here/guest_exec.py" --port "$aport" --mtu "$guest_mtu"
+           --console "$console" --log "$art/guest-console.log" --timeout "$timeout")
 }
 
 # Ends the guest run started with setsid (its whole process group: run-guest, timeout, QEMU).
@@ -79,8 +100,9 @@ run_pair() {
 }
 
 # Exit status 0 when the run failed because a port was taken meanwhile and attempt $1 of
-# 3 may be retried with new ports.
+# 3 may be retried with new ports (never with a shared guest, whose ports are fixed).
 port_taken() {
+    [ -z "$shared" ] || return 1
     if [ $ours_rc != 0 ] || [ $guest_rc != 0 ]; then
         if grep -qiE "address already in use|could not set up host forwarding|Failed to bind" \
                 "$art/rocenic.out" "$art/guest.out" 2>/dev/null && [ "$1" -lt 3 ]; then

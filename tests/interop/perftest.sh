@@ -8,6 +8,7 @@
 #                             [--advertise-bad rkey|bounds]
 #                             [--loss P] [--dup P] [--reorder P] [--seed N]
 #                             [--backend model|rtl] [--rocenic PATH] [--timeout S] [--keep]
+#                             [--shared-guest DIR]
 #
 # VERB: write, read, send or atomic (the guest runs ib_VERB_bw).
 # --rxe-server (default): the guest runs `ib_VERB_bw -d rxe0 -x 1 -F ...` as the server,
@@ -25,11 +26,16 @@
 #   `rocenic perftest --backend rtl` runs only as the server (with --rxe-client).
 # --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
 # --keep: keep the artifacts directory after a success too.
+# --shared-guest DIR: run the guest's side in the running guest of `shared-guest.sh start
+#   DIR` (through its agent, guest_exec.py) instead of booting a guest for this run; its
+#   ports are the guest's (DIR/env), and guest-console.log holds the part of the shared
+#   console written during this run and the agent's transcript of the run.
 #
 # Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
-# in parallel. Both sides must exit 0. The pcap of our wire (both directions), the guest's
-# console log and both sides' output go to target/interop-artifacts/<run>/, kept (and
-# printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+# in parallel (not with --shared-guest: one run at a time per shared guest). Both sides must
+# exit 0. The pcap of our wire (both directions), the guest's console log and both sides'
+# output go to target/interop-artifacts/<run>/, kept (and printed) on failure. Exit status:
+# 0 when both sides succeeded, else 1 (2: bad usage).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,10 +43,10 @@ root=$(cd "$here/../.." && pwd)
 
 mode=rxe-server size=65536 iters=20 mtu=1024 atomic=FETCH_AND_ADD verb=
 negative=() expect_guest_fail=0
-loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model shared=
 rocenic=${ROCENIC:-$root/target/release/rocenic}
 
-usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --rxe-server) mode=rxe-server ;;
@@ -59,6 +65,7 @@ while [ $# -gt 0 ]; do
         --backend) backend=$2; shift ;;
         --rocenic) rocenic=$2; shift ;;
         --timeout) timeout=$2; shift ;;
+        --shared-guest) shared=$2; shift ;;
         --keep) keep=1 ;;
         -h|--help) usage ;;
         *) echo "perftest.sh: unknown option $1" >&2; usage ;;
@@ -98,20 +105,20 @@ source "$here/lib.sh"
 
 start=$(date +%s.%N)
 for attempt in 1 2 3; do
-pick_ports
+guest_side
 ours=("$rocenic" perftest "$verb" $tool_opts
       --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
       --backend "$backend" --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed"
       "${negative[@]:+${negative[@]}}")
-guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
-       --log "$art/guest-console.log" --timeout "$timeout")
 
 echo "perftest.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
 if [ "$mode" = rxe-server ]; then
-    guest+=(--hostfwd "$hport:18515" --cmd "$tool")
+    [ -n "$shared" ] || guest+=(--hostfwd "$hport:18515")
+    guest+=(--cmd "$tool")
     ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
 else
-    guest+=(--guestfwd "18515:$hport" --cmd "$tool 10.0.2.100")
+    [ -n "$shared" ] || guest+=(--guestfwd "18515:$hport")
+    guest+=(--cmd "$tool 10.0.2.100")
     ours+=(-p "$hport" --timeout "$timeout")
 fi
 run_pair "$mode"

@@ -5,6 +5,7 @@
 #   tests/interop/pingpong.sh [--rxe-server | --rxe-client] [-s SIZE] [-n ITERS] [-m MTU] [-c]
 #                             [--loss P] [--dup P] [--reorder P] [--seed N]
 #                             [--backend model|rtl] [--rocenic PATH] [--timeout S] [--keep]
+#                             [--shared-guest DIR]
 #
 # --rxe-server (default): the guest runs `ibv_rc_pingpong -d rxe0 -g 1 ...` as the server,
 #   rocenic is the client (connects through --hostfwd HP:18515, retrying while the guest boots).
@@ -16,21 +17,26 @@
 #   both roles of a ping-pong send: `rocenic pingpong --backend rtl` refuses at once.
 # --rocenic PATH: the rocenic binary (default: $ROCENIC, else target/release/rocenic).
 # --keep: keep the artifacts directory after a success too.
+# --shared-guest DIR: run the guest's side in the running guest of `shared-guest.sh start
+#   DIR` (through its agent, guest_exec.py) instead of booting a guest for this run; its
+#   ports are the guest's (DIR/env), and guest-console.log holds the part of the shared
+#   console written during this run and the agent's transcript of the run.
 #
 # Ports are chosen free per run (UDP wire both ends, the TCP handshake port), so runs may go
-# in parallel. Both sides must exit 0. The pcap of our wire (both directions), the guest's
-# console log and both sides' output go to target/interop-artifacts/<run>/, kept (and
-# printed) on failure. Exit status: 0 when both sides succeeded, else 1 (2: bad usage).
+# in parallel (not with --shared-guest: one run at a time per shared guest). Both sides must
+# exit 0. The pcap of our wire (both directions), the guest's console log and both sides'
+# output go to target/interop-artifacts/<run>/, kept (and printed) on failure. Exit status:
+# 0 when both sides succeeded, else 1 (2: bad usage).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 mode=rxe-server size=4096 iters=20 mtu=1024 chk=0
-loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model
+loss=0 dup=0 reorder=0 seed=1 keep=0 timeout=150 backend=model shared=
 rocenic=${ROCENIC:-$root/target/release/rocenic}
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --rxe-server) mode=rxe-server ;;
@@ -46,6 +52,7 @@ while [ $# -gt 0 ]; do
         --backend) backend=$2; shift ;;
         --rocenic) rocenic=$2; shift ;;
         --timeout) timeout=$2; shift ;;
+        --shared-guest) shared=$2; shift ;;
         --keep) keep=1 ;;
         -h|--help) usage ;;
         *) echo "pingpong.sh: unknown option $1" >&2; usage ;;
@@ -78,19 +85,19 @@ source "$here/lib.sh"
 
 start=$(date +%s.%N)
 for attempt in 1 2 3; do
-pick_ports
+guest_side
 ours=("$rocenic" pingpong $tool_opts
       --wire "udp:$uport:$qport" --ip 10.0.0.1 --mac 02:00:00:00:00:01
       --backend "$backend" --pcap "$art/wire.pcap" --loss "$loss" --dup "$dup" --reorder "$reorder" --seed "$seed")
-guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
-       --log "$art/guest-console.log" --timeout "$timeout")
 
 echo "pingpong.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
 if [ "$mode" = rxe-server ]; then
-    guest+=(--hostfwd "$hport:18515" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts")
+    [ -n "$shared" ] || guest+=(--hostfwd "$hport:18515")
+    guest+=(--cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts")
     ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
 else
-    guest+=(--guestfwd "18515:$hport" --cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts 10.0.2.100")
+    [ -n "$shared" ] || guest+=(--guestfwd "18515:$hport")
+    guest+=(--cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts 10.0.2.100")
     ours+=(-p "$hport" --timeout "$timeout")
 fi
 run_pair "$mode"

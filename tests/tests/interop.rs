@@ -1,11 +1,20 @@
 //! Interoperability with a real RoCE v2 stack: `ibv_rc_pingpong` and perftest's
 //! `ib_{write,read,send,atomic}_bw` on Linux soft-RoCE (`rdma_rxe`) in a QEMU guest
 //! against `rocenic pingpong` / `rocenic perftest` (the model NIC, or the Verilated RTL
-//! engine with `--backend rtl`) on the host, cabled by a UDP wire on 127.0.0.1. Each test is one run of `tests/interop/pingpong.sh` or
-//! `tests/interop/perftest.sh` (its own guest, its own free ports); the runs are
-//! serialised, since two TCG guests on two cores would only slow each other down. A
-//! failed run keeps its pcap and the guest's console log and prints where they are. See
-//! `docs/interop.md`.
+//! engine with `--backend rtl`) on the host, cabled by a UDP wire on 127.0.0.1. Each test
+//! is one run of `tests/interop/pingpong.sh` or `tests/interop/perftest.sh`; the runs are
+//! serialised, since two TCG guests on two cores would only slow each other down.
+//!
+//! The runs share one guest (`tests/interop/shared-guest.sh`, booted by the first run,
+//! `--shared-guest DIR` to the scripts): its command agent runs each run's tool, with the
+//! MTU the run needs, so the suite boots once instead of once per run. Each run keeps its
+//! own time limit (a hung guest command is killed in the guest); after a failed run, or
+//! when the guest stops answering, the next run boots a fresh guest. The guest ends with
+//! the test binary (a watchdog of `shared-guest.sh` waits for this process) or after 300 s
+//! without a request. `ROCENIC_INTEROP_OWN_GUEST=1` gives every run a guest of its own, as
+//! the scripts do when run by hand. A failed run keeps its pcap and the guest's console
+//! log (the part written during the run, and the agent's transcript) and prints where they
+//! are. See `docs/interop.md`.
 //!
 //! Needs QEMU and the guest (`bash scripts/install-deps.sh qemu`; the guest is built and
 //! cached by `tests/interop/build-guest.sh`), and the release `rocenic` binary (built here
@@ -13,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
@@ -85,6 +95,88 @@ fn guest_ready() -> Result<(), String> {
 /// One run at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// The directory of the running shared guest (`shared-guest.sh start DIR`), if any; used
+/// under `SERIAL`.
+static SHARED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// True when every run should boot a guest of its own (`ROCENIC_INTEROP_OWN_GUEST=1`).
+fn own_guests() -> bool {
+    std::env::var_os("ROCENIC_INTEROP_OWN_GUEST").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Runs `tests/interop/shared-guest.sh ACTION DIR ARGS`; its status and output.
+fn shared_guest_sh(action: &str, dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("bash")
+        .arg(root().join("tests/interop/shared-guest.sh"))
+        .arg(action)
+        .arg(dir)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| panic!("running tests/interop/shared-guest.sh {action}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The shared guest's directory: the running guest when its agent answers, else a newly
+/// booted one (the old one, if any, is stopped and its directory kept).
+fn shared_guest() -> Result<PathBuf, String> {
+    static BOOTS: AtomicUsize = AtomicUsize::new(0);
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = shared.take() {
+        if shared_guest_sh("check", &dir, &[]).0 {
+            *shared = Some(dir.clone());
+            return Ok(dir);
+        }
+        shared_guest_sh("stop", &dir, &["--keep"]);
+        eprintln!(
+            "the shared guest stopped answering; booting a new one (the old one's console \
+             log: {}/console.log)",
+            dir.display()
+        );
+    }
+    let n = BOOTS.fetch_add(1, Ordering::Relaxed);
+    let dir = root()
+        .join("target/interop-artifacts")
+        .join(format!("shared-guest-{}-{n}", std::process::id()));
+    let owner = std::process::id().to_string();
+    let start = Instant::now();
+    let (ok, text) = shared_guest_sh("start", &dir, &["--owner", &owner]);
+    eprint!("{text}");
+    if !ok {
+        return Err(format!(
+            "the shared guest did not come up in {:.1} s: {text}",
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    eprintln!(
+        "the shared guest is up in {:.1} s (boot {})",
+        start.elapsed().as_secs_f64(),
+        n + 1
+    );
+    *shared = Some(dir.clone());
+    Ok(dir)
+}
+
+/// Stops the shared guest (keeping its directory and console log): the next run boots a
+/// fresh one. Called after a failed run, so that one failure cannot leave the guest in a
+/// state that fails the runs after it.
+fn retire_shared_guest() {
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = shared.take() {
+        shared_guest_sh("stop", &dir, &["--keep"]);
+        eprintln!(
+            "the shared guest is stopped after a failed run (its whole console log: \
+             {}/console.log); the next run boots a fresh one",
+            dir.display()
+        );
+    }
+}
+
 /// Runs `tests/interop/SCRIPT ARGS` and fails with its output unless it passes.
 fn interop_run(script: &str, args: &[&str]) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -92,15 +184,28 @@ fn interop_run(script: &str, args: &[&str]) {
         panic!("the interop guest is not available: {e}");
     }
     let bin = rocenic();
-    let start = Instant::now();
-    let out = Command::new("bash")
-        .arg(root().join("tests/interop").join(script))
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("tests/interop").join(script))
         .arg("--rocenic")
         .arg(&bin)
         .args(args)
-        .current_dir(root())
+        .current_dir(root());
+    let shared = !own_guests();
+    if shared {
+        match shared_guest() {
+            Ok(dir) => {
+                cmd.arg("--shared-guest").arg(dir);
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let start = Instant::now();
+    let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("running tests/interop/{script}: {e}"));
+    if shared && !out.status.success() {
+        retire_shared_guest();
+    }
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -615,4 +720,131 @@ fn rtl_rxe_write_with_wrong_rkey_is_nakked() {
         "--advertise-bad",
         "rkey",
     ]);
+}
+
+// The shared guest itself (tests/interop/shared-guest.sh, agent.sh, guest_exec.py): what the
+// runs above rely on when they share one guest.
+
+/// Runs `guest_exec.py --port AGENT ARGS` against the shared guest in `dir`; its exit
+/// code (None: killed by a signal) and its stdout + stderr.
+fn guest_exec(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = guest_exec_cmd(dir, args)
+        .output()
+        .expect("running tests/interop/guest_exec.py");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+fn guest_exec_cmd(dir: &Path, args: &[&str]) -> Command {
+    let env = std::fs::read_to_string(dir.join("env")).expect("the shared guest's env file");
+    let aport = env
+        .lines()
+        .find_map(|l| l.strip_prefix("aport="))
+        .expect("aport= in the shared guest's env file")
+        .to_string();
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("tests/interop/guest_exec.py"))
+        .args(["--port", &aport])
+        .args(args);
+    cmd
+}
+
+/// The shared guest for a harness test (under `SERIAL`).
+fn harness_guest() -> PathBuf {
+    if let Err(e) = guest_ready() {
+        panic!("the interop guest is not available: {e}");
+    }
+    shared_guest().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A command that outlives its time limit is killed in the guest (with what it started in
+/// the background) and reported as status 124, and the guest serves the next run; a client
+/// ended by SIGTERM (as `lib.sh` ends the guest's side when ours failed) kills its command
+/// in the guest too and still writes the run's log.
+#[test]
+fn shared_guest_kills_a_hung_command_and_serves_the_next_run() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = harness_guest();
+    let (code, text) = guest_exec(
+        &dir,
+        &[
+            "--timeout",
+            "3",
+            "--cmd",
+            "echo started; sleep 601 & sleep 602",
+        ],
+    );
+    assert_eq!(code, Some(124), "a hung command must end with 124:\n{text}");
+    assert!(text.contains("started"), "its output is kept:\n{text}");
+
+    let log = std::env::temp_dir().join(format!("rocenic-guest-exec-{}.log", std::process::id()));
+    let mut child = guest_exec_cmd(
+        &dir,
+        &[
+            "--timeout",
+            "60",
+            "--log",
+            log.to_str().expect("a UTF-8 temp path"),
+            "--cmd",
+            "echo waiting; sleep 603",
+        ],
+    )
+    .spawn()
+    .expect("starting guest_exec.py");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(killed.success());
+    let status = child.wait().expect("waiting for guest_exec.py");
+    assert_eq!(status.code(), Some(143), "SIGTERM ends the client with 143");
+    let written = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(
+        written.contains("terminated (SIGTERM)"),
+        "the run's log is written on SIGTERM:\n{written}"
+    );
+
+    let (code, text) = guest_exec(&dir, &["--cmd", "ps; echo done"]);
+    assert_eq!(code, Some(0), "the guest serves the next run:\n{text}");
+    assert!(text.contains("done"), "{text}");
+    for leftover in ["sleep 601", "sleep 602", "sleep 603"] {
+        assert!(
+            !text.contains(leftover),
+            "`{leftover}` survived its run:\n{text}"
+        );
+    }
+}
+
+/// Each run gets the MTU it asks for, and rxe0 follows it at run time: active_mtu 4096
+/// with eth0 at 4200, 1024 at 1500 (rxe's active_mtu is the largest IB MTU below the
+/// netdev MTU less its headers), in either order.
+#[test]
+fn shared_guest_sets_each_runs_mtu_and_rxe_follows() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = harness_guest();
+    for (mtu, active) in [("4200", "4096"), ("1500", "1024"), ("4200", "4096")] {
+        let (code, text) = guest_exec(
+            &dir,
+            &[
+                "--mtu",
+                mtu,
+                "--cmd",
+                "cat /sys/class/net/eth0/mtu; ibv_devinfo -d rxe0 | grep active_mtu",
+            ],
+        );
+        assert_eq!(code, Some(0), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&mtu), "eth0's MTU is not {mtu}:\n{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains("active_mtu:") && l.contains(&format!("{active} ("))),
+            "rxe0's active_mtu is not {active} with eth0 at {mtu}:\n{text}"
+        );
+    }
 }
