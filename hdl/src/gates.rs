@@ -104,12 +104,14 @@ pub fn verilator_lint(verilog: &str, dir: &Path) -> Result<String, GateError> {
 }
 
 /// yosys structural checks: the hierarchy resolves, `proc` infers no latch, and `check`
-/// finds no undriven or multiply driven signal and no combinational loop.
+/// finds no undriven or multiply driven signal and no combinational loop. The log ends with
+/// `stat -width` of the flattened design ([`Structure::parse`] reads it).
 pub fn yosys_check(verilog: &str, dir: &Path) -> Result<String, GateError> {
     write_top(verilog, dir)?;
     let script = "read_verilog top.v; hierarchy -check -top top; proc; flatten; opt_clean; \
                   check -assert; \
-                  select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$sr t:$_DLATCH_*";
+                  select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$sr t:$_DLATCH_*; \
+                  stat -width";
     let (ok, log) = run("yosys", &["-p", script], dir)?;
     let latch = log
         .lines()
@@ -123,6 +125,62 @@ pub fn yosys_check(verilog: &str, dir: &Path) -> Result<String, GateError> {
         });
     }
     Ok(log)
+}
+
+/// Storage of a design as yosys' front end sees it ([`yosys_check`]: `proc; flatten;
+/// opt_clean`, before any optimisation or technology mapping): bits in flip-flop cells and
+/// bits in memories. Not utilization (synthesis later removes constant and unused
+/// registers, and maps memories to block RAM, LUT RAM or flip-flops), but cheap, and it
+/// shows where state lives: a per-QP table held in registers would show up in
+/// `register_bits`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Structure {
+    /// Sum of the widths of the flip-flop cells (`$dff`, `$adff`, `$sdff`, `$dffe`...).
+    pub register_bits: u64,
+    /// yosys' "Number of memories".
+    pub memories: u64,
+    /// yosys' "Number of memory bits" (width times depth, summed over the memories).
+    pub memory_bits: u64,
+}
+
+impl Structure {
+    /// Parses the last statistics section of a log that ends with `stat -width`.
+    pub fn parse(log: &str) -> Option<Structure> {
+        let section = &log[log.rfind("Printing statistics")?..];
+        let mut s = Structure::default();
+        let (mut memories, mut memory_bits) = (None, None);
+        for line in section.lines() {
+            let line = line.trim();
+            if let Some(n) = line.strip_prefix("Number of memories:") {
+                memories = n.trim().parse().ok();
+            } else if let Some(n) = line.strip_prefix("Number of memory bits:") {
+                memory_bits = n.trim().parse().ok();
+            } else if let Some((cell, count)) = line.split_once(char::is_whitespace) {
+                // `$dffe_32    7`: seven 32-bit cells.
+                let Some((kind, width)) = cell.rsplit_once('_') else {
+                    continue;
+                };
+                if kind.starts_with('$') && kind.contains("dff") {
+                    let width: u64 = width.parse().ok()?;
+                    let count: u64 = count.trim().parse().ok()?;
+                    s.register_bits += width * count;
+                }
+            }
+        }
+        s.memories = memories?;
+        s.memory_bits = memory_bits?;
+        Some(s)
+    }
+}
+
+impl fmt::Display for Structure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} register bits, {} memories of {} bits",
+            self.register_bits, self.memories, self.memory_bits
+        )
+    }
 }
 
 /// Cell counts of a `synth_xilinx` run (7-series primitives, yosys' default family).
@@ -206,11 +264,24 @@ impl fmt::Display for SynthStats {
     }
 }
 
+/// The yosys script of [`yosys_synth`]: yosys' own `synth_xilinx` flow, 7-series cells.
+pub const SYNTH_SCRIPT: &str =
+    "read_verilog top.v; synth_xilinx -noiopad -flatten -top top; stat -tech xilinx";
+
 /// `yosys -p "read_verilog top.v; synth_xilinx -noiopad -flatten -top top; stat -tech
-/// xilinx"` and its figures.
+/// xilinx"` ([`SYNTH_SCRIPT`]) and its figures.
 pub fn yosys_synth(verilog: &str, dir: &Path) -> Result<SynthStats, GateError> {
+    yosys_synth_script(verilog, dir, SYNTH_SCRIPT)
+}
+
+/// Runs a yosys synthesis `script` (which reads `top.v` and ends with `stat -tech xilinx`)
+/// on the design and returns the figures of its last statistics section.
+pub fn yosys_synth_script(
+    verilog: &str,
+    dir: &Path,
+    script: &str,
+) -> Result<SynthStats, GateError> {
     write_top(verilog, dir)?;
-    let script = "read_verilog top.v; synth_xilinx -noiopad -flatten -top top; stat -tech xilinx";
     let (ok, log) = run("yosys", &["-p", script], dir)?;
     if !ok {
         return Err(GateError::Failed {
@@ -265,5 +336,30 @@ mod tests {
         assert_eq!(s.bram36_equivalent(), 3.5);
         assert_eq!(s.lutram, 5);
         assert_eq!(s.estimated_lcs, 452);
+    }
+
+    #[test]
+    fn sums_register_widths_and_reads_memory_bits() {
+        let log = "\
+7. Printing statistics.
+
+=== top ===
+
+   Number of wires:                  7
+   Number of memories:               2
+   Number of memory bits:         1536
+   Number of processes:              0
+   Number of cells:                  6
+     $adff_1                         1
+     $and_8                          1
+     $dff_8                          2
+     $dffe_32                        1
+     $memrd_v2_16                    1
+     $sdff_3                         1
+";
+        let s = Structure::parse(log).expect("structure");
+        assert_eq!(s.register_bits, 1 + 16 + 32 + 3);
+        assert_eq!((s.memories, s.memory_bits), (2, 1536));
+        assert_eq!(Structure::parse("no statistics"), None);
     }
 }

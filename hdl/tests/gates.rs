@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
-use rocenic_hdl::gates::{self, GateError, SynthStats};
+use rocenic_hdl::gates::{self, GateError, Structure, SynthStats};
 use rocenic_hdl::{Design, EngineConfig};
 
 /// Area the TX back end may use before this gate fails: it synthesises to about 6.7k LUT
@@ -87,8 +87,12 @@ fn a_cascaded_read_mux_lints_clean() {
 
 #[test]
 fn yosys_finds_no_latch_and_no_undriven_signal() {
-    // Each design once: a block instantiated in another is checked there (flattened).
-    for design in Design::ALL.into_iter().filter(|d| d.part_of().is_none()) {
+    // Each design once: a block instantiated in another is checked there (flattened). The
+    // engine is checked at every build size by `engine_sizes_keep_their_state_in_memories`.
+    for design in Design::ALL
+        .into_iter()
+        .filter(|d| d.part_of().is_none() && *d != Design::Engine)
+    {
         let dir = work_dir("check", design);
         pass(gates::yosys_check(verilog(design), &dir));
         let _ = std::fs::remove_dir_all(dir);
@@ -157,10 +161,18 @@ fn control_plane_tables_are_block_ram() {
     );
 }
 
+/// The engine top's Verilog at a build size, generated once per test process (the default
+/// is `verilog(Design::Engine)`).
+fn engine_verilog(config: EngineConfig) -> &'static str {
+    static LARGE: OnceLock<String> = OnceLock::new();
+    match config {
+        EngineConfig::Default => verilog(Design::Engine),
+        EngineConfig::Large => LARGE.get_or_init(|| config.engine_verilog()),
+    }
+}
+
 /// The engine top at every build size other than the default (which
-/// `verilator_lint_is_clean` covers) lints as clean. Its utilization
-/// (`rocenic-hdl --config NAME --synth`, docs/hdl.md "Utilization by configuration") is
-/// not synthesised here: the wired engine takes several CPU-minutes of yosys per size.
+/// `verilator_lint_is_clean` covers) lints as clean.
 #[test]
 fn every_engine_size_lints_clean() {
     for config in EngineConfig::ALL {
@@ -168,9 +180,144 @@ fn every_engine_size_lints_clean() {
             continue;
         }
         let dir = work_dir(&format!("lint-{}", config.name()), Design::Engine);
-        pass(gates::verilator_lint(&config.engine_verilog(), &dir));
+        pass(gates::verilator_lint(engine_verilog(config), &dir));
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// The engine's storage as yosys' front end sees it (`gates::Structure`), recorded at
+/// both build sizes in docs/hdl.md and held within [`ENGINE_MARGIN`] both ways.
+const ENGINE_DEFAULT_MEMORY_BITS: u64 = 1_151_200;
+const ENGINE_LARGE_MEMORY_BITS: u64 = 6_179_424;
+/// BRAM36 data plus parity bits: the unit the large build's extra memory is counted in.
+const BRAM36_BITS: u64 = 36 * 1024;
+/// How many more register bits the large build may have: only the QP and MR index
+/// registers widen (by 2 and 4 bits; 20 bits in all recorded).
+const ENGINE_LARGE_MAX_EXTRA_REGISTER_BITS: u64 = 100;
+
+/// The CI utilization gate of the engine at both build sizes (one thread each, about
+/// 20 CPU-seconds of yosys per size): yosys' structural checks (no latch, no undriven
+/// signal) pass at both sizes, the memories hold the recorded number of bits, the large
+/// build's extra QP and MR entries are memory (block RAM in `synth_xilinx`), and its
+/// registers do not grow. The LUT/FF/BRAM figures of the full flow are
+/// `engine_utilization_at_both_sizes` (not in CI; docs/hdl.md says why).
+#[test]
+fn engine_sizes_keep_their_state_in_memories() {
+    let [default, large] = std::thread::scope(|scope| {
+        EngineConfig::ALL
+            .map(|config| {
+                scope.spawn(move || {
+                    let dir = work_dir(&format!("check-{}", config.name()), Design::Engine);
+                    let log = pass(gates::yosys_check(engine_verilog(config), &dir));
+                    let _ = std::fs::remove_dir_all(dir);
+                    let s = Structure::parse(&log).expect("stat -width in the yosys log");
+                    println!("engine {} (yosys proc; flatten): {s}", config.name());
+                    s
+                })
+            })
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
+    for (config, s, record) in [
+        (EngineConfig::Default, &default, ENGINE_DEFAULT_MEMORY_BITS),
+        (EngineConfig::Large, &large, ENGINE_LARGE_MEMORY_BITS),
+    ] {
+        assert!(
+            near(s.memory_bits as f64, record as f64),
+            "engine {}: {s}; the record is {record} memory bits (update it and docs/hdl.md \
+             if the tables changed on purpose)",
+            config.name()
+        );
+    }
+    let extra = large.memory_bits.saturating_sub(default.memory_bits);
+    assert!(
+        extra >= ENGINE_LARGE_MIN_EXTRA_BRAM36 as u64 * BRAM36_BITS,
+        "the large build has only {extra} more memory bits: {large} vs {default}"
+    );
+    assert!(
+        large.register_bits <= default.register_bits + ENGINE_LARGE_MAX_EXTRA_REGISTER_BITS,
+        "the large build's registers grew: {large} vs {default}"
+    );
+}
+
+/// The wired engine's yosys `synth_xilinx` figures, recorded in docs/hdl.md "Utilization by
+/// configuration" (yosys 0.23, the engine as of the commit named there). The gate holds each
+/// within [`ENGINE_MARGIN`] of its record, both ways: more means the engine grew, much less
+/// that synthesis trimmed a block whose outputs go nowhere. Either way, look, then update
+/// the record here and in the docs.
+const ENGINE_DEFAULT: EngineRecord = EngineRecord {
+    luts: 21_197,
+    ffs: 20_143,
+    bram36: 40.5,
+};
+const ENGINE_LARGE: EngineRecord = EngineRecord {
+    luts: 21_227,
+    ffs: 20_160,
+    bram36: 174.5,
+};
+const ENGINE_MARGIN: f64 = 0.05;
+/// The large build's extra block RAM over the default: the 16-times-deeper `mr` table and
+/// the 4-times-deeper per-QP tables (134 BRAM36 recorded).
+const ENGINE_LARGE_MIN_EXTRA_BRAM36: f64 = 100.0;
+/// How much more logic the large build may take than the default: its per-QP and per-MR
+/// state is all in block RAM, so only address widths grow (0.1 % recorded).
+const ENGINE_LARGE_MAX_LOGIC_GROWTH: f64 = 0.02;
+
+struct EngineRecord {
+    luts: u64,
+    ffs: u64,
+    bram36: f64,
+}
+
+fn near(value: f64, record: f64) -> bool {
+    (value - record).abs() <= record * ENGINE_MARGIN
+}
+
+/// Synthesises the wired engine at both build sizes (one thread each) with the full
+/// `synth_xilinx` flow and checks the figures against the record, the large build's block
+/// RAM growth, and that its logic does not grow. Not in CI: yosys takes about 7.5
+/// CPU-minutes per size (docs/hdl.md says why no faster flow replaces it). Run with
+/// `cargo test -p rocenic-hdl --release --test gates -- --ignored engine_utilization`.
+#[test]
+#[ignore = "about 7.5 CPU-minutes of yosys per size; run with --ignored (docs/hdl.md)"]
+fn engine_utilization_at_both_sizes() {
+    let [default, large] = std::thread::scope(|scope| {
+        EngineConfig::ALL
+            .map(|config| {
+                scope.spawn(move || {
+                    let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
+                    let stats = pass(gates::yosys_synth(engine_verilog(config), &dir));
+                    println!("engine {} (yosys synth_xilinx): {stats}", config.name());
+                    stats
+                })
+            })
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
+    for (config, stats, record) in [
+        (EngineConfig::Default, &default, &ENGINE_DEFAULT),
+        (EngineConfig::Large, &large, &ENGINE_LARGE),
+    ] {
+        assert!(
+            near(stats.luts as f64, record.luts as f64)
+                && near(stats.ffs as f64, record.ffs as f64)
+                && near(stats.bram36_equivalent(), record.bram36),
+            "engine {}: {stats} is not within {} % of the record ({} LUT, {} FF, {} BRAM36)",
+            config.name(),
+            ENGINE_MARGIN * 100.0,
+            record.luts,
+            record.ffs,
+            record.bram36
+        );
+    }
+    let extra = large.bram36_equivalent() - default.bram36_equivalent();
+    assert!(
+        extra >= ENGINE_LARGE_MIN_EXTRA_BRAM36,
+        "the large build has only {extra} more BRAM36 than the default: {large} vs {default}"
+    );
+    let grows = |l: u64, d: u64| l as f64 > d as f64 * (1.0 + ENGINE_LARGE_MAX_LOGIC_GROWTH);
+    assert!(
+        !grows(large.luts, default.luts) && !grows(large.ffs, default.ffs),
+        "the large build's logic grew: {large} vs {default}"
+    );
 }
 
 #[test]
