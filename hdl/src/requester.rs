@@ -46,6 +46,15 @@
 //! - `note_request_sent`: each record the Segmenter hands on sets the QP's `sent_end` to
 //!   its PSN + 1 (no retransmissions yet, so every PSN is new).
 //!
+//! # How it is held to the model
+//!
+//! `diff` (`requester::diff::random_wqes_match_the_model`, in the default test run): the
+//! block against `rocenic_model::Nic` over random WQE streams on two QPs, with the tables,
+//! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
+//! errors, `next_psn` and the ring compared each round, and every fetch held back must be
+//! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
+//! limit are not reached there.
+//!
 //! # Differences and what is not done
 //!
 //! - The window (`max_outstanding_psns` = 1024) is applied per job: a job starts only when

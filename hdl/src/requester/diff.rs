@@ -211,7 +211,10 @@ struct Stats {
     multi: usize,
     wrapped: usize,
     qp_errs: usize,
+    /// Rounds that ended with a QP's fetch held back by max_rd_atomic / by FENCE.
     blocked_rd: usize,
+    blocked_fence: usize,
+    flushed: usize,
 }
 
 /// The RTL and its simulated surroundings.
@@ -228,6 +231,30 @@ struct Rtl {
     rng: Rng,
     /// Percent of cycles a source is valid / a sink ready.
     pat: u32,
+    /// Everything in flight between the block and its surroundings. It persists across
+    /// rounds and read-backs: the block never stops (its scan keeps reading the tables,
+    /// fetching held-back WQEs and checking their lkeys), so every cycle it is clocked,
+    /// between rounds too, must answer its requests as the real tables and DMA would.
+    io: Io,
+}
+
+/// See [`Rtl::io`].
+#[derive(Default)]
+struct Io {
+    /// QPs to clear, doorbells to ring, in order.
+    clr: VecDeque<u32>,
+    dbs: VecDeque<(u32, u32)>,
+    /// Table reads taken last cycle (qpc, qpa, qpr), answered this cycle.
+    rd: [Option<usize>; 3],
+    /// MR check: (cycles to wait, result).
+    mr: Option<(u32, Option<u64>)>,
+    /// WQE read: (cycles to wait, tag, bytes or fault).
+    wqe_rd: Option<(u32, u64, Option<[u8; 64]>)>,
+    /// Payload reads in order.
+    seg_rd: SegReads,
+    /// Records waiting for their payload: (record, payload bytes, payload so far).
+    recs: VecDeque<(Bits<RECORD_BITS>, usize, Vec<u8>)>,
+    out: RtlOut,
 }
 
 /// What the RTL did in one round.
@@ -246,224 +273,256 @@ impl Rtl {
     /// Runs until the block has been quiet for a while; `dbs` are rung in order, `clr`
     /// QPs cleared first.
     fn run(&mut self, clr: &[u32], dbs: &[(u32, u32)]) -> RtlOut {
-        let mut out = RtlOut::default();
-        let mut clr: VecDeque<u32> = clr.iter().copied().collect();
-        let mut dbs: VecDeque<(u32, u32)> = dbs.iter().copied().collect();
-        let mut rd: [Option<usize>; 3] = [None; 3];
-        let mut mr: Option<(u32, Option<u64>)> = None;
-        // WQE read: (due, tag, bytes or fault)
-        let mut wqe_rd: Option<(u32, u64, Option<[u8; 64]>)> = None;
-        // payload reads in order: (due, tag, beats or fault)
-        let mut seg_rd: SegReads = VecDeque::new();
-        // records waiting for their payload: (record, payload bytes left)
-        let mut recs: VecDeque<(Bits<RECORD_BITS>, usize, Vec<u8>)> = VecDeque::new();
+        self.io.clr.extend(clr.iter().copied());
+        self.io.dbs.extend(dbs.iter().copied());
         let mut quiet = 0;
         for _ in 0..200_000 {
-            let rdy: Vec<bool> = (0..12).map(|_| self.maybe()).collect();
-            let lat = 2 + self.rng.below(30) as u32;
-            let u = &mut self.b.uut;
-            u.local_mac.next = u48(LOCAL_MAC).into();
-            u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
-            u.s_qp_clr_valid.next = !clr.is_empty();
-            u.s_qp_clr_qpn.next = u64::from(clr.front().copied().unwrap_or(0)).into();
-            let db = dbs.front().copied().filter(|_| clr.is_empty() && rdy[11]);
-            u.s_sq_db_valid.next = db.is_some();
-            u.s_sq_db_qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
-            u.s_sq_db_pi.next = u64::from(db.map_or(0, |d| d.1)).into();
-            u.m_qpc_rd_ready.next = rdy[0];
-            u.m_qpa_rd_ready.next = rdy[1];
-            u.m_qpr_rd_ready.next = rdy[2];
-            u.s_qpc_rd_valid.next = rd[0].is_some();
-            u.s_qpc_rd_data.next = self.qpc[rd[0].unwrap_or(0)];
-            u.s_qpa_rd_valid.next = rd[1].is_some();
-            u.s_qpa_rd_data.next = self.qpa[rd[1].unwrap_or(0)];
-            u.s_qpr_rd_valid.next = rd[2].is_some();
-            u.s_qpr_rd_data.next = self.qpr[rd[2].unwrap_or(0)];
-            u.m_qpr_wr_ready.next = rdy[3];
-            u.m_mr_req_ready.next = mr.is_none() && rdy[4];
-            let mr_res = mr.filter(|m| m.0 == 0);
-            u.s_mr_res_valid.next = mr_res.is_some();
-            u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
-            u.s_mr_res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
-            u.m_wqe_dma_rd_req_ready.next = wqe_rd.is_none() && rdy[5];
-            let wresp = wqe_rd.filter(|r| r.0 == 0);
-            u.s_wqe_dma_rd_resp_valid.next = wresp.is_some();
-            u.s_wqe_dma_rd_resp_err.next = wresp.is_some_and(|r| r.2.is_none());
-            u.s_wqe_dma_rd_resp_last.next = true;
-            u.s_wqe_dma_rd_resp_tag.next = wresp.map_or(0, |r| r.1).into();
-            u.s_wqe_dma_rd_resp_data.next =
-                beat_from_bytes(&wresp.and_then(|r| r.2).unwrap_or([0; 64]));
-            u.m_seg_dma_rd_req_ready.next = seg_rd.len() < 24 && rdy[6];
-            let sresp = seg_rd.front().filter(|r| r.0 == 0 && rdy[7]);
-            u.s_seg_dma_rd_resp_valid.next = sresp.is_some();
-            u.s_seg_dma_rd_resp_tag.next = sresp.map_or(0, |r| r.1).into();
-            u.s_seg_dma_rd_resp_err.next = sresp.is_some_and(|r| r.2.is_none());
-            let (sdata, slast) = match sresp.map(|r| &r.2) {
-                Some(Some(beats)) => (beats[0], beats.len() == 1),
-                _ => ([0; 64], true),
-            };
-            u.s_seg_dma_rd_resp_data.next = beat_from_bytes(&sdata);
-            u.s_seg_dma_rd_resp_last.next = slast;
-            u.m_pkt_ready.next = rdy[8];
-            u.m_pay_tready.next = rdy[9];
-            u.m_cqe_ready.next = rdy[10];
-            u.s_op_rd_qpn.next = 0u64.into();
-            u.s_op_rd_slot.next = 0u64.into();
-            self.b.settle();
-
-            let u = &mut self.b.uut;
-            let mut busy = false;
-            if u.s_qp_clr_valid.val() && u.s_qp_clr_ready.val() {
-                clr.pop_front();
-                busy = true;
-            }
-            if u.s_sq_db_valid.val() && u.s_sq_db_ready.val() {
-                dbs.pop_front();
-                busy = true;
-            }
-            // context tables: the answer one cycle after the request
-            let mut next_rd = [None; 3];
-            if u.m_qpc_rd_valid.val() && u.m_qpc_rd_ready.val() {
-                next_rd[0] = Some(u.m_qpc_rd_addr.val().to_u64() as usize);
-            }
-            if u.m_qpa_rd_valid.val() && u.m_qpa_rd_ready.val() {
-                next_rd[1] = Some(u.m_qpa_rd_addr.val().to_u64() as usize);
-            }
-            if u.m_qpr_rd_valid.val() && u.m_qpr_rd_ready.val() {
-                next_rd[2] = Some(u.m_qpr_rd_addr.val().to_u64() as usize);
-            }
-            if u.m_qpr_wr_valid.val() && u.m_qpr_wr_ready.val() {
-                self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = u.m_qpr_wr_data.val();
-                busy = true;
-            }
-            if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
-                let res = self
-                    .tables
-                    .translate(
-                        u.m_mr_req_key.val().to_u32(),
-                        u.m_mr_req_pdn.val().to_u32(),
-                        u.m_mr_req_va.val().to_u64(),
-                        u.m_mr_req_len.val().to_u64(),
-                        u.m_mr_req_need.val().to_u32(),
-                    )
-                    .ok();
-                mr = Some((2, res));
-            } else if let Some(m) = mr.as_mut() {
-                m.0 = m.0.saturating_sub(1);
-            }
-            if u.s_mr_res_valid.val() && u.s_mr_res_ready.val() {
-                mr = None;
-            }
-            if u.s_wqe_dma_rd_resp_valid.val() && u.s_wqe_dma_rd_resp_ready.val() {
-                wqe_rd = None;
-            } else if let Some(r) = wqe_rd.as_mut() {
-                r.0 = r.0.saturating_sub(1);
-            }
-            if u.m_wqe_dma_rd_req_valid.val() && u.m_wqe_dma_rd_req_ready.val() {
-                let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
-                assert_eq!(u.m_wqe_dma_rd_req_len.val().to_u64(), 64);
-                let mut raw = [0u8; 64];
-                let ok = self.host.read(addr, &mut raw);
-                wqe_rd = Some((
-                    lat,
-                    u.m_wqe_dma_rd_req_tag.val().to_u64(),
-                    ok.then_some(raw),
-                ));
-            }
-            if u.s_seg_dma_rd_resp_valid.val() && u.s_seg_dma_rd_resp_ready.val() {
-                let f = seg_rd.front_mut().expect("a response");
-                match &mut f.2 {
-                    Some(beats) if beats.len() > 1 => {
-                        beats.remove(0);
-                    }
-                    _ => {
-                        seg_rd.pop_front();
-                    }
-                }
-            }
-            for r in seg_rd.iter_mut() {
-                r.0 = r.0.saturating_sub(1);
-            }
-            if u.m_seg_dma_rd_req_valid.val() && u.m_seg_dma_rd_req_ready.val() {
-                let addr = u.m_seg_dma_rd_req_addr.val().to_u64();
-                let len = u.m_seg_dma_rd_req_len.val().to_u64() as usize;
-                let mut buf = vec![0u8; len];
-                let ok = self.host.read(addr, &mut buf);
-                let beats = ok.then(|| {
-                    buf.chunks(64)
-                        .map(|c| {
-                            let mut b = [0u8; 64];
-                            b[..c.len()].copy_from_slice(c);
-                            b
-                        })
-                        .collect::<Vec<_>>()
-                });
-                seg_rd.push_back((lat, u.m_seg_dma_rd_req_tag.val().to_u64(), beats));
-                busy = true;
-            }
-            if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
-                let rec = u.m_pkt_data.val();
-                let plen = crate::responder::diff::get(
-                    &rec,
-                    crate::tx_arbiter::field_offset("payload_len"),
-                    16,
-                ) as usize;
-                recs.push_back((rec, plen, Vec::new()));
-                busy = true;
-            }
-            if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
-                let r = recs
-                    .iter_mut()
-                    .find(|r| r.2.len() < r.1)
-                    .expect("a payload beat for a record with payload");
-                let bytes = bytes_from_bits(u.m_pay_tdata.val());
-                let take = (r.1 - r.2.len()).min(64);
-                r.2.extend_from_slice(&bytes[..take]);
-                assert_eq!(
-                    u.m_pay_tlast.val(),
-                    r.2.len() == r.1,
-                    "tlast on the payload's last beat"
-                );
-                busy = true;
-            }
-            while recs.front().is_some_and(|r| r.2.len() == r.1) {
-                let (rec, _, pay) = recs.pop_front().expect("checked");
-                out.frames.push(unpack_record(&rec, pay).frame());
-            }
-            if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
-                out.cqes.push((
-                    u.m_cqe_cqn.val().to_u32(),
-                    Cqe {
-                        wr_id: u.m_cqe_wr_id.val().to_u64(),
-                        byte_len: u.m_cqe_byte_len.val().to_u32(),
-                        imm_or_inv: u.m_cqe_imm.val().to_u32(),
-                        qp_num: u.m_cqe_qp_num.val().to_u32(),
-                        src_qp: u.m_cqe_src_qp.val().to_u32(),
-                        wqe_index: u.m_cqe_wqe_index.val().to_u32(),
-                        opcode: (u.m_cqe_opcode.val().to_u64() as u8).into(),
-                        status: (u.m_cqe_status.val().to_u64() as u8).into(),
-                        wc_flags: u.m_cqe_wc_flags.val().to_u64() as u8,
-                        vendor_err: u.m_cqe_vendor_err.val().to_u64() as u8,
-                        phase: 0,
-                    },
-                ));
-                busy = true;
-            }
-            if u.m_qp_err_valid.val() {
-                out.qp_errs.push(u.m_qp_err_qpn.val().to_u32());
-            }
-            rd = next_rd;
-            self.b.tick();
+            let busy = self.step((0, 0));
             // (A WQE held back by max_rd_atomic or FENCE is read again at each scan visit:
             // WQE reads and MR checks do not count as activity.)
-            let idle = clr.is_empty() && dbs.is_empty() && seg_rd.is_empty() && recs.is_empty();
+            let io = &self.io;
+            let idle = io.clr.is_empty()
+                && io.dbs.is_empty()
+                && io.seg_rd.is_empty()
+                && io.recs.is_empty();
             quiet = if busy || !idle { 0 } else { quiet + 1 };
             // A full scan of the 256 QPs is about 2000 cycles.
             if quiet > 3000 {
-                return out;
+                return std::mem::take(&mut self.io.out);
             }
         }
-        panic!("the Requester did not go quiet");
+        panic!(
+            "the Requester did not go quiet: {} clears, {} doorbells, {} segment reads, {} records waiting; state {} serr_pend {} db_ready {} clr_ready {}",
+            self.io.clr.len(),
+            self.io.dbs.len(),
+            self.io.seg_rd.len(),
+            self.io.recs.len(),
+            self.b.uut.state.q.val().to_u64(),
+            self.b.uut.serr_pend.q.val(),
+            self.b.uut.s_sq_db_ready.val(),
+            self.b.uut.s_qp_clr_ready.val(),
+        );
+    }
+
+    /// One clock cycle of the block and its surroundings, the walk port addressed at
+    /// `op` (QPN, slot); whether anything the bench counts as activity happened.
+    fn step(&mut self, op: (u32, u64)) -> bool {
+        let Io {
+            mut clr,
+            mut dbs,
+            mut rd,
+            mut mr,
+            mut wqe_rd,
+            mut seg_rd,
+            mut recs,
+            mut out,
+        } = std::mem::take(&mut self.io);
+        let mut busy = false;
+        let rdy: Vec<bool> = (0..12).map(|_| self.maybe()).collect();
+        let lat = 2 + self.rng.below(30) as u32;
+        let u = &mut self.b.uut;
+        u.local_mac.next = u48(LOCAL_MAC).into();
+        u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
+        u.s_qp_clr_valid.next = !clr.is_empty();
+        u.s_qp_clr_qpn.next = u64::from(clr.front().copied().unwrap_or(0)).into();
+        let db = dbs.front().copied().filter(|_| clr.is_empty() && rdy[11]);
+        u.s_sq_db_valid.next = db.is_some();
+        u.s_sq_db_qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
+        u.s_sq_db_pi.next = u64::from(db.map_or(0, |d| d.1)).into();
+        u.m_qpc_rd_ready.next = rdy[0];
+        u.m_qpa_rd_ready.next = rdy[1];
+        u.m_qpr_rd_ready.next = rdy[2];
+        u.s_qpc_rd_valid.next = rd[0].is_some();
+        u.s_qpc_rd_data.next = self.qpc[rd[0].unwrap_or(0)];
+        u.s_qpa_rd_valid.next = rd[1].is_some();
+        u.s_qpa_rd_data.next = self.qpa[rd[1].unwrap_or(0)];
+        u.s_qpr_rd_valid.next = rd[2].is_some();
+        u.s_qpr_rd_data.next = self.qpr[rd[2].unwrap_or(0)];
+        u.m_qpr_wr_ready.next = rdy[3];
+        u.m_mr_req_ready.next = mr.is_none() && rdy[4];
+        let mr_res = mr.filter(|m| m.0 == 0);
+        u.s_mr_res_valid.next = mr_res.is_some();
+        u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
+        u.s_mr_res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
+        u.m_wqe_dma_rd_req_ready.next = wqe_rd.is_none() && rdy[5];
+        let wresp = wqe_rd.filter(|r| r.0 == 0);
+        u.s_wqe_dma_rd_resp_valid.next = wresp.is_some();
+        u.s_wqe_dma_rd_resp_err.next = wresp.is_some_and(|r| r.2.is_none());
+        u.s_wqe_dma_rd_resp_last.next = true;
+        u.s_wqe_dma_rd_resp_tag.next = wresp.map_or(0, |r| r.1).into();
+        u.s_wqe_dma_rd_resp_data.next =
+            beat_from_bytes(&wresp.and_then(|r| r.2).unwrap_or([0; 64]));
+        u.m_seg_dma_rd_req_ready.next = seg_rd.len() < 24 && rdy[6];
+        let sresp = seg_rd.front().filter(|r| r.0 == 0 && rdy[7]);
+        u.s_seg_dma_rd_resp_valid.next = sresp.is_some();
+        u.s_seg_dma_rd_resp_tag.next = sresp.map_or(0, |r| r.1).into();
+        u.s_seg_dma_rd_resp_err.next = sresp.is_some_and(|r| r.2.is_none());
+        let (sdata, slast) = match sresp.map(|r| &r.2) {
+            Some(Some(beats)) => (beats[0], beats.len() == 1),
+            _ => ([0; 64], true),
+        };
+        u.s_seg_dma_rd_resp_data.next = beat_from_bytes(&sdata);
+        u.s_seg_dma_rd_resp_last.next = slast;
+        u.m_pkt_ready.next = rdy[8];
+        u.m_pay_tready.next = rdy[9];
+        u.m_cqe_ready.next = rdy[10];
+        u.s_op_rd_qpn.next = u64::from(op.0).into();
+        u.s_op_rd_slot.next = op.1.into();
+        self.b.settle();
+
+        let u = &mut self.b.uut;
+        if u.s_qp_clr_valid.val() && u.s_qp_clr_ready.val() {
+            clr.pop_front();
+            busy = true;
+        }
+        if u.s_sq_db_valid.val() && u.s_sq_db_ready.val() {
+            dbs.pop_front();
+            busy = true;
+        }
+        // context tables: the answer one cycle after the request
+        let mut next_rd = [None; 3];
+        if u.m_qpc_rd_valid.val() && u.m_qpc_rd_ready.val() {
+            next_rd[0] = Some(u.m_qpc_rd_addr.val().to_u64() as usize);
+        }
+        if u.m_qpa_rd_valid.val() && u.m_qpa_rd_ready.val() {
+            next_rd[1] = Some(u.m_qpa_rd_addr.val().to_u64() as usize);
+        }
+        if u.m_qpr_rd_valid.val() && u.m_qpr_rd_ready.val() {
+            next_rd[2] = Some(u.m_qpr_rd_addr.val().to_u64() as usize);
+        }
+        if u.m_qpr_wr_valid.val() && u.m_qpr_wr_ready.val() {
+            self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = u.m_qpr_wr_data.val();
+            busy = true;
+        }
+        if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
+            let res = self
+                .tables
+                .translate(
+                    u.m_mr_req_key.val().to_u32(),
+                    u.m_mr_req_pdn.val().to_u32(),
+                    u.m_mr_req_va.val().to_u64(),
+                    u.m_mr_req_len.val().to_u64(),
+                    u.m_mr_req_need.val().to_u32(),
+                )
+                .ok();
+            mr = Some((2, res));
+        } else if let Some(m) = mr.as_mut() {
+            m.0 = m.0.saturating_sub(1);
+        }
+        if u.s_mr_res_valid.val() && u.s_mr_res_ready.val() {
+            mr = None;
+        }
+        if u.s_wqe_dma_rd_resp_valid.val() && u.s_wqe_dma_rd_resp_ready.val() {
+            wqe_rd = None;
+        } else if let Some(r) = wqe_rd.as_mut() {
+            r.0 = r.0.saturating_sub(1);
+        }
+        if u.m_wqe_dma_rd_req_valid.val() && u.m_wqe_dma_rd_req_ready.val() {
+            let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
+            assert_eq!(u.m_wqe_dma_rd_req_len.val().to_u64(), 64);
+            let mut raw = [0u8; 64];
+            let ok = self.host.read(addr, &mut raw);
+            wqe_rd = Some((
+                lat,
+                u.m_wqe_dma_rd_req_tag.val().to_u64(),
+                ok.then_some(raw),
+            ));
+        }
+        if u.s_seg_dma_rd_resp_valid.val() && u.s_seg_dma_rd_resp_ready.val() {
+            let f = seg_rd.front_mut().expect("a response");
+            match &mut f.2 {
+                Some(beats) if beats.len() > 1 => {
+                    beats.remove(0);
+                }
+                _ => {
+                    seg_rd.pop_front();
+                }
+            }
+        }
+        for r in seg_rd.iter_mut() {
+            r.0 = r.0.saturating_sub(1);
+        }
+        if u.m_seg_dma_rd_req_valid.val() && u.m_seg_dma_rd_req_ready.val() {
+            let addr = u.m_seg_dma_rd_req_addr.val().to_u64();
+            let len = u.m_seg_dma_rd_req_len.val().to_u64() as usize;
+            let mut buf = vec![0u8; len];
+            let ok = self.host.read(addr, &mut buf);
+            let beats = ok.then(|| {
+                buf.chunks(64)
+                    .map(|c| {
+                        let mut b = [0u8; 64];
+                        b[..c.len()].copy_from_slice(c);
+                        b
+                    })
+                    .collect::<Vec<_>>()
+            });
+            seg_rd.push_back((lat, u.m_seg_dma_rd_req_tag.val().to_u64(), beats));
+            busy = true;
+        }
+        if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+            let rec = u.m_pkt_data.val();
+            let plen = crate::responder::diff::get(
+                &rec,
+                crate::tx_arbiter::field_offset("payload_len"),
+                16,
+            ) as usize;
+            recs.push_back((rec, plen, Vec::new()));
+            busy = true;
+        }
+        if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+            let r = recs
+                .iter_mut()
+                .find(|r| r.2.len() < r.1)
+                .expect("a payload beat for a record with payload");
+            let bytes = bytes_from_bits(u.m_pay_tdata.val());
+            let take = (r.1 - r.2.len()).min(64);
+            r.2.extend_from_slice(&bytes[..take]);
+            assert_eq!(
+                u.m_pay_tlast.val(),
+                r.2.len() == r.1,
+                "tlast on the payload's last beat"
+            );
+            busy = true;
+        }
+        while recs.front().is_some_and(|r| r.2.len() == r.1) {
+            let (rec, _, pay) = recs.pop_front().expect("checked");
+            out.frames.push(unpack_record(&rec, pay).frame());
+        }
+        if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
+            out.cqes.push((
+                u.m_cqe_cqn.val().to_u32(),
+                Cqe {
+                    wr_id: u.m_cqe_wr_id.val().to_u64(),
+                    byte_len: u.m_cqe_byte_len.val().to_u32(),
+                    imm_or_inv: u.m_cqe_imm.val().to_u32(),
+                    qp_num: u.m_cqe_qp_num.val().to_u32(),
+                    src_qp: u.m_cqe_src_qp.val().to_u32(),
+                    wqe_index: u.m_cqe_wqe_index.val().to_u32(),
+                    opcode: (u.m_cqe_opcode.val().to_u64() as u8).into(),
+                    status: (u.m_cqe_status.val().to_u64() as u8).into(),
+                    wc_flags: u.m_cqe_wc_flags.val().to_u64() as u8,
+                    vendor_err: u.m_cqe_vendor_err.val().to_u64() as u8,
+                    phase: 0,
+                },
+            ));
+            busy = true;
+        }
+        if u.m_qp_err_valid.val() {
+            out.qp_errs.push(u.m_qp_err_qpn.val().to_u32());
+        }
+        rd = next_rd;
+        self.b.tick();
+        self.io = Io {
+            clr,
+            dbs,
+            rd,
+            mr,
+            wqe_rd,
+            seg_rd,
+            recs,
+            out,
+        };
+        busy
     }
 
     /// The ops in QP `qpn`'s ring from `sq_ci` to `sq_fetch`, through the walk port.
@@ -473,12 +532,8 @@ impl Rtl {
         let (ci, fetch) = (val(&e, f, "sq_ci"), val(&e, f, "sq_fetch"));
         let mut ops = Vec::new();
         for i in ci..fetch {
-            let u = &mut self.b.uut;
-            u.s_op_rd_qpn.next = u64::from(qpn).into();
-            u.s_op_rd_slot.next = (i & 15).into();
             // the address in before the edge, the entry out after it
-            self.b.settle();
-            self.b.tick();
+            self.step((qpn, i & 15));
             let u = &self.b.uut;
             ops.push((
                 u.m_op_wr_id.val().to_u64(),
@@ -565,6 +620,7 @@ impl World {
                 host,
                 rng: Rng::new(seed ^ 0x5a5a),
                 pat,
+                io: Io::default(),
             },
             rng,
             seed,
@@ -749,7 +805,14 @@ impl World {
             self.stats.frames += m.len();
             // completions
             let cqn = 1 + i as u32;
-            let mc = self.model.new_cqes(cqn);
+            // (the flush of the QP's other WQEs when it enters the error state, WR_FLUSH_ERR,
+            // is not the transmit half's: left out, counted)
+            let (flushed, mc): (Vec<Cqe>, Vec<Cqe>) = self
+                .model
+                .new_cqes(cqn)
+                .into_iter()
+                .partition(|x| x.status == WcStatus::WrFlushErr);
+            self.stats.flushed += flushed.len();
             let rc: Vec<Cqe> = out
                 .cqes
                 .iter()
@@ -821,13 +884,35 @@ impl World {
                 }
                 psn = (psn + npsn as u32) & 0xff_ffff;
             }
+            // Fetch stopped short of the SQ's end with the QP healthy and the ring not full:
+            // it must be held back by one of the model's fetch rules (both sides agreed on
+            // the frames above); count which.
             let stopped_fetch = (ci + ops.len()) < posted[i].len();
             if stopped_fetch
                 && q.state != QpState::Err
                 && !ops.iter().any(|o| o.3 == 1)
                 && ops.len() < 16
             {
-                self.stats.blocked_rd += 1;
+                let read_like =
+                    |w: &SendWqe| w.opcode == WrOpcode::RdmaRead || w.opcode.is_atomic();
+                let outstanding = posted[i][ci..ci + ops.len()]
+                    .iter()
+                    .filter(|w| read_like(w))
+                    .count();
+                let limit = usize::from(c.max_rd).clamp(1, 16);
+                let next = &posted[i][ci + ops.len()];
+                if read_like(next) && outstanding >= limit {
+                    self.stats.blocked_rd += 1;
+                } else if next.flags & send_flags::FENCE != 0 && outstanding > 0 {
+                    self.stats.blocked_fence += 1;
+                } else {
+                    self.fail(&format!(
+                        "QP {qpn}: fetch stopped at WQE {} ({:?}, flags {:#x}) with {outstanding} READ/atomic ops outstanding (limit {limit}) and no rule holding it",
+                        ci + ops.len(),
+                        next.opcode,
+                        next.flags
+                    ));
+                }
             }
         }
         self.round += 1;
@@ -839,17 +924,14 @@ impl World {
 /// invalid WQEs of every kind), no responses: frames, CQEs, QP errors, PSNs and the op
 /// ring against the model.
 ///
-/// NOT PASSING YET, so ignored: some rounds never go quiet (the RTL keeps doing
-/// something the bench counts as activity; not diagnosed), and at about 1000 simulated
-/// cycles a second it takes minutes. Rounds that completed (seeds 3, 4, 5, round 0)
-/// matched the model's frames and CQEs; the ring read-back was fixed after that run.
+/// Four seeds of three rounds by default (about 30 s in release on a quiet 2-core
+/// machine); `REQ_DIFF_SEEDS`, `REQ_DIFF_ROUNDS` widen it, `REQ_DIFF_SEED=hex` replays one.
 #[test]
-#[ignore = "not passing yet: some rounds do not go quiet; see the comment"]
 fn random_wqes_match_the_model() {
     let seeds: u64 = std::env::var("REQ_DIFF_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
+        .unwrap_or(4);
     let rounds: usize = std::env::var("REQ_DIFF_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -871,6 +953,8 @@ fn random_wqes_match_the_model() {
         total.wrapped += st.wrapped;
         total.qp_errs += st.qp_errs;
         total.blocked_rd += st.blocked_rd;
+        total.flushed += st.flushed;
+        total.blocked_fence += st.blocked_fence;
         for (k, v) in st.opcodes {
             *total.opcodes.entry(k).or_default() += v;
         }
@@ -890,4 +974,12 @@ fn random_wqes_match_the_model() {
             "no {status:?} CQE: {total:?}"
         );
     }
+    assert!(
+        total.blocked_rd > 0,
+        "no fetch held back by max_rd_atomic: {total:?}"
+    );
+    assert!(
+        total.blocked_fence > 0,
+        "no fetch held back by FENCE: {total:?}"
+    );
 }
