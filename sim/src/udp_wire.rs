@@ -24,6 +24,26 @@
 //!
 //! Nothing a peer sends can make the wire panic.
 //!
+//! # Socket buffer
+//!
+//! Between the peer's send and the thread's read, datagrams wait in the kernel's receive
+//! buffer of our socket, and when it is full the kernel drops them (counted per socket in
+//! [`UdpWireStats::rx_socket_drops`] on Linux, and in `/proc/net/snmp`'s `Udp:
+//! RcvbufErrors`). With the default buffer (Linux: `net.core.rmem_default`, 212 992 bytes
+//! reported) that holds about 25 frames of 4154 bytes (each costs ~8.5 KiB of buffer with
+//! its kernel bookkeeping), and a peer such as rxe sends a whole window of 4 KiB frames
+//! in a few milliseconds: when the host's cores are busy (a Verilated engine and a QEMU
+//! guest on 2 cores) the thread is not scheduled in time and the rest of the burst is
+//! lost, again at every go-back-N resend. So the wire asks for
+//! [`DEFAULT_SOCKET_RECV_BUFFER`] (4 MiB, [`UdpWireConfig::socket_recv_buffer`]): a
+//! window of 256 frames of 4 KiB (a 1 MiB message at PMTU 4096) then fits. The kernel
+//! caps the request at `net.core.rmem_max` (Linux doubles the granted size for its
+//! bookkeeping and reports the doubled figure); a smaller grant is not an error, the
+//! size obtained is reported in [`UdpWireStats::rx_socket_buffer`] (and in the `wire:`
+//! line of `rocenic`'s output). Where `rmem_max` is low (many distributions keep 212 992)
+//! raise it (`sysctl -w net.core.rmem_max=4194304`) for runs with large bursts.
+//! `std`'s `UdpSocket` has no setter for `SO_RCVBUF`: the `socket2` crate sets it.
+//!
 //! # ARP
 //!
 //! The behavioural NIC, like the RTL, knows only RoCE frames: its QPs carry the peer's MAC
@@ -117,6 +137,10 @@ pub const MAX_DATAGRAM_LEN: usize = 65507;
 /// Datagrams queued between the socket thread and the world by default.
 pub const DEFAULT_RX_QUEUE_LIMIT: usize = 4096;
 
+/// Receive buffer asked of the kernel for the wire's socket by default: 4 MiB (see the
+/// module documentation, "Socket buffer").
+pub const DEFAULT_SOCKET_RECV_BUFFER: usize = 4 << 20;
+
 /// Minimum Ethernet frame length without FCS; ARP frames are padded to it.
 pub const MIN_FRAME_LEN: usize = 60;
 
@@ -152,6 +176,11 @@ pub struct UdpWireConfig {
     pub max_frame_len: usize,
     /// Datagrams waiting for the world; more are dropped ([`UdpWireStats::rx_queue_overflow`]).
     pub rx_queue_limit: usize,
+    /// Bytes of socket receive buffer (`SO_RCVBUF`) to ask the kernel for; 0 keeps the
+    /// system's default. The kernel may grant less (Linux caps the request at
+    /// `net.core.rmem_max`) or report more (Linux doubles it for its bookkeeping); what it
+    /// granted is in [`UdpWireStats::rx_socket_buffer`].
+    pub socket_recv_buffer: usize,
 }
 
 impl UdpWireConfig {
@@ -163,6 +192,7 @@ impl UdpWireConfig {
             host: None,
             max_frame_len: DEFAULT_MAX_FRAME_LEN,
             rx_queue_limit: DEFAULT_RX_QUEUE_LIMIT,
+            socket_recv_buffer: DEFAULT_SOCKET_RECV_BUFFER,
         }
     }
 
@@ -213,6 +243,12 @@ pub struct UdpWireStats {
     pub rx_not_for_us: u64,
     /// Datagrams dropped because the queue towards the world was full.
     pub rx_queue_overflow: u64,
+    /// The socket's receive buffer in bytes, as the kernel reports it (`SO_RCVBUF`).
+    pub rx_socket_buffer: u64,
+    /// Datagrams the kernel dropped because the socket's receive buffer was full, before
+    /// the wire could read them (Linux: the `drops` column of `/proc/net/udp`, for the
+    /// socket's inode); `None` where the system does not say.
+    pub rx_socket_drops: Option<u64>,
     /// ARP requests for our address received (each is answered).
     pub arp_requests_received: u64,
     /// ARP replies received.
@@ -250,7 +286,7 @@ impl fmt::Display for UdpWireStats {
             f,
             "sent {} frames ({} B, {} errors); received {} datagrams: {} frames ({} B) to the device, \
              dropped {} runt, {} oversized, {} not for us, {} queue overflow; \
-             ARP: {} requests answered, {} requests sent, {} replies received, {} learned, {} malformed",
+             socket receive buffer {} B, {} dropped in it; ARP: {} requests answered, {} requests sent, {} replies received, {} learned, {} malformed",
             self.tx_frames,
             self.tx_bytes,
             self.tx_errors,
@@ -261,6 +297,9 @@ impl fmt::Display for UdpWireStats {
             self.rx_oversized,
             self.rx_not_for_us,
             self.rx_queue_overflow,
+            self.rx_socket_buffer,
+            self.rx_socket_drops
+                .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
             self.arp_replies_sent,
             self.arp_requests_sent,
             self.arp_replies_received,
@@ -311,6 +350,8 @@ pub struct UdpWire {
     pcap: Option<PcapTap<Box<dyn Write>>>,
     pcap_error: Option<SimError>,
     stats: UdpWireStats,
+    /// The socket's inode (Linux), to find its drop count in `/proc/net/udp`.
+    socket_inode: Option<u64>,
     faults: Option<Box<WireFaults>>,
 }
 
@@ -375,6 +416,8 @@ impl UdpWire {
     pub fn from_socket(socket: UdpSocket, cfg: UdpWireConfig) -> Result<Self, SimError> {
         cfg.validate()?;
         let local = socket.local_addr()?;
+        let rx_socket_buffer = set_recv_buffer(&socket, cfg.socket_recv_buffer)?;
+        let socket_inode = socket_inode(&socket);
         socket.set_nonblocking(false)?;
         let reader = socket.try_clone()?;
         reader.set_read_timeout(Some(THREAD_POLL))?;
@@ -400,7 +443,11 @@ impl UdpWire {
             arp_asked: BTreeMap::new(),
             pcap: None,
             pcap_error: None,
-            stats: UdpWireStats::default(),
+            stats: UdpWireStats {
+                rx_socket_buffer: rx_socket_buffer as u64,
+                ..UdpWireStats::default()
+            },
+            socket_inode,
             faults: None,
         })
     }
@@ -489,6 +536,10 @@ impl UdpWire {
         s.rx_oversized += self.shared.oversized.load(Ordering::Relaxed);
         s.rx_queue_overflow = self.shared.overflow.load(Ordering::Relaxed);
         s.rx_datagrams = self.shared.datagrams.load(Ordering::Relaxed);
+        s.rx_socket_drops = self.socket_inode.and_then(|inode| {
+            let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+            udp_socket_drops(&table, inode)
+        });
         s
     }
 
@@ -809,6 +860,51 @@ pub fn arp_frame(src: [u8; 6], dst: [u8; 6], arp: &ArpRepr) -> Frame {
     eth.emit(&mut view);
     arp.emit(&mut ArpPacket::new_unchecked(view.payload_mut()));
     frame
+}
+
+/// Asks for `want` bytes of receive buffer (0: keeps the default) and returns what the
+/// kernel then reports. A refused request is not an error: the wire works with whatever
+/// buffer it has, and the size obtained is reported.
+fn set_recv_buffer(socket: &UdpSocket, want: usize) -> io::Result<usize> {
+    let s = socket2::SockRef::from(socket);
+    if want > 0 {
+        // Linux caps the request at net.core.rmem_max without failing; other systems may
+        // refuse a size they cannot give, which leaves the default in place.
+        let _ = s.set_recv_buffer_size(want);
+    }
+    s.recv_buffer_size()
+}
+
+/// The socket's inode number on Linux (its `/proc/self/fd` link reads `socket:[N]`).
+fn socket_inode(socket: &UdpSocket) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", socket.as_raw_fd())).ok()?;
+        let link = link.to_str()?;
+        link.strip_prefix("socket:[")?
+            .strip_suffix(']')?
+            .parse()
+            .ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = socket;
+        None
+    }
+}
+
+/// The `drops` count of the socket with inode `inode` in a `/proc/net/udp` table (header
+/// line, then one line per socket: `sl local rem st tx:rx tr tm retrnsmt uid timeout
+/// inode ref pointer drops`).
+pub fn udp_socket_drops(table: &str, inode: u64) -> Option<u64> {
+    table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 13 || f.get(9)?.parse::<u64>().ok()? != inode {
+            return None;
+        }
+        f.last()?.parse().ok()
+    })
 }
 
 fn receive_loop(socket: &UdpSocket, tx: &SyncSender<Vec<u8>>, shared: &Shared, max: usize) {
@@ -1212,6 +1308,77 @@ mod tests {
         let port = taken.local_addr().unwrap().port();
         let e = UdpWire::bind(UdpWireConfig::loopback(port, 9)).unwrap_err();
         assert!(e.to_string().contains("cannot bind UDP"), "{e}");
+    }
+
+    /// The socket's receive buffer: what the kernel granted is reported, a request larger
+    /// than the default gets at least the default, and 0 keeps the default.
+    #[test]
+    fn socket_receive_buffer_is_asked_for_and_reported() {
+        let plain = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let default = socket2::SockRef::from(&plain).recv_buffer_size().unwrap() as u64;
+        assert!(default > 0);
+
+        let mut c = UdpWireConfig::loopback(0, 9);
+        c.socket_recv_buffer = 0;
+        let kept = UdpWire::bind(c).unwrap();
+        assert_eq!(kept.stats().rx_socket_buffer, default);
+
+        let asked = UdpWire::bind(UdpWireConfig::loopback(0, 9)).unwrap();
+        let got = asked.stats().rx_socket_buffer;
+        assert!(got >= default, "{got} < default {default}");
+        // What the kernel reports for the socket itself, not what was asked.
+        let reported = socket2::SockRef::from(&asked.socket)
+            .recv_buffer_size()
+            .unwrap() as u64;
+        assert_eq!(got, reported);
+        #[cfg(target_os = "linux")]
+        {
+            // Linux grants min(asked, net.core.rmem_max), doubled for its bookkeeping.
+            if let Ok(max) = std::fs::read_to_string("/proc/sys/net/core/rmem_max") {
+                let max: u64 = max.trim().parse().unwrap();
+                let want = (DEFAULT_SOCKET_RECV_BUFFER as u64).min(max);
+                assert!(
+                    got >= want.max(default),
+                    "{got} < min(asked, rmem_max) {want}"
+                );
+            }
+        }
+        assert!(asked
+            .stats()
+            .to_string()
+            .contains(&format!("socket receive buffer {got} B")));
+    }
+
+    /// The socket buffer's drops are read from the kernel's table for our socket's inode;
+    /// on Linux a fresh wire has a known count of 0.
+    #[test]
+    fn socket_drops_are_read_for_our_socket() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n\
+             \x20 10: 0100007F:A1B2 0100007F:A1B3 01 00000000:00000000 00:00000000 00000000  1000        0 4242 2 0000000000000000 17\n\
+             \x20 11: 0100007F:A1B4 00000000:0000 07 00000000:00000000 00:00000000 00000000  1000        0 4343 2 0000000000000000 0\n";
+        assert_eq!(udp_socket_drops(table, 4242), Some(17));
+        assert_eq!(udp_socket_drops(table, 4343), Some(0));
+        assert_eq!(udp_socket_drops(table, 99), None);
+        assert_eq!(udp_socket_drops("header only\n", 4242), None);
+        let w = UdpWire::bind(UdpWireConfig::loopback(0, 9)).unwrap();
+        if cfg!(target_os = "linux") && Path::new("/proc/net/udp").exists() {
+            assert_eq!(w.stats().rx_socket_drops, Some(0));
+            // A socket nobody reads, with the smallest buffer: the kernel drops what does
+            // not fit, and the count read for its inode says so.
+            let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+            socket2::SockRef::from(&sink)
+                .set_recv_buffer_size(1)
+                .unwrap();
+            let src = UdpSocket::bind("127.0.0.1:0").unwrap();
+            for _ in 0..64 {
+                src.send_to(&[0u8; 1000], sink.local_addr().unwrap())
+                    .unwrap();
+            }
+            let inode = socket_inode(&sink).unwrap();
+            let table = std::fs::read_to_string("/proc/net/udp").unwrap();
+            let drops = udp_socket_drops(&table, inode).unwrap();
+            assert!((1..64).contains(&drops), "{drops} drops of 64");
+        }
     }
 
     /// Echoes every frame; fires a timer at a set cycle.

@@ -781,8 +781,10 @@ fn session(
     let retransmits = counters[Counter::Retransmits as usize];
     writeln!(
         out,
-        "peer MAC {}; NIC retransmits {retransmits}; wire: {}",
+        "peer MAC {}; NIC retransmits {retransmits}; NIC receive queue full: {} frames \
+         dropped; wire: {}",
         fmt_mac(peer_mac),
+        nic.rx_overflow(),
         nic.stats()
     )?;
     Ok(PerftestReport {

@@ -319,6 +319,13 @@ pub fn open_wire(
     Ok(wire)
 }
 
+/// Frames a slow device's receive queue holds (the world drops and counts the rest, as a
+/// full MAC FIFO would): the RTL engine, simulated far below 250 MHz, takes a 4 KiB frame
+/// in tens of milliseconds of wall-clock time, while a real peer resends its whole window
+/// every time its ACK timer runs out; an unbounded queue would fill with those stale
+/// copies and the engine would never reach the frames it needs.
+pub const SLOW_RX_QUEUE_LIMIT: usize = 8;
+
 /// One NIC (the model, or the RTL engine) in a world of its own, its port on a
 /// [`UdpWire`].
 pub struct WiredNic {
@@ -347,8 +354,14 @@ impl WiredNic {
         let Some(host) = wire.host() else {
             bail!("the wire has no host address: give the NIC a MAC and an IPv4 address");
         };
-        let mut world =
-            World::new(WorldConfig::default()).map_err(|e| anyhow::anyhow!("world: {e}"))?;
+        let mut cfg = WorldConfig::default();
+        if slow {
+            // A slow device's receive FIFO, as a MAC's: a frame arriving when it is full is
+            // dropped, so a peer's resent bursts do not queue up stale copies ahead of the
+            // frames the device needs next (see SLOW_RX_QUEUE_LIMIT).
+            cfg.node.rx_queue_limit = Some(SLOW_RX_QUEUE_LIMIT);
+        }
+        let mut world = World::new(cfg).map_err(|e| anyhow::anyhow!("world: {e}"))?;
         let node = world.add_node(dev);
         world
             .attach_udp(node, wire)
@@ -396,6 +409,12 @@ impl WiredNic {
             .and_then(UdpWire::host)
             .expect("WiredNic::open checked the host address");
         (h.mac, h.ip)
+    }
+
+    /// Frames dropped because the device's receive queue was full (a slow device's
+    /// [`SLOW_RX_QUEUE_LIMIT`]; always 0 for the model, whose queue is unbounded).
+    pub fn rx_overflow(&self) -> u64 {
+        self.world.borrow().node_stats(self.node).rx_overflow
     }
 
     /// The wire's counters.
