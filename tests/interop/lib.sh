@@ -24,7 +24,7 @@ PY
 }
 
 # Sets the ports (qport, uport, hport) and starts the array `guest`, the command of the
-# guest's side less its --cmd (and the forwards of a guest of its own): run-guest.sh booting
+# guest's side less its --cmd (with the forward of a guest of its own): run-guest.sh booting
 # a guest for this run, or with --shared-guest DIR guest_exec.py running it in that guest
 # (whose ports are fixed at its boot: hport is the one forwarded for this run's mode).
 guest_side() {
@@ -32,6 +32,12 @@ guest_side() {
         pick_ports
         guest=(setsid "$here/run-guest.sh" --wire "$qport:$uport" --mtu "$guest_mtu"
                --log "$art/guest-console.log" --timeout "$timeout")
+        # The handshake port: rxe serves on the guest's 18515, or ours on hport.
+        if [ "$mode" = rxe-server ]; then
+            guest+=(--hostfwd "$hport:18515")
+        else
+            guest+=(--guestfwd "18515:$hport")
+        fi
         return
     fi
     [ -f "$shared/env" ] || { echo "$me: no shared guest in $shared (no $shared/env)" >&2; exit 1; }

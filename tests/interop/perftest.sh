@@ -113,11 +113,9 @@ ours=("$rocenic" perftest "$verb" $tool_opts
 
 echo "perftest.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
 if [ "$mode" = rxe-server ]; then
-    [ -n "$shared" ] || guest+=(--hostfwd "$hport:18515")
     guest+=(--cmd "$tool")
     ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
 else
-    [ -n "$shared" ] || guest+=(--guestfwd "18515:$hport")
     guest+=(--cmd "$tool 10.0.2.100")
     ours+=(-p "$hport" --timeout "$timeout")
 fi

@@ -92,11 +92,9 @@ ours=("$rocenic" pingpong $tool_opts
 
 echo "pingpong.sh: $name (wire guest $qport <-> rocenic $uport, handshake port $hport)"
 if [ "$mode" = rxe-server ]; then
-    [ -n "$shared" ] || guest+=(--hostfwd "$hport:18515")
     guest+=(--cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts")
     ours+=(127.0.0.1 -p "$hport" --timeout "$timeout")
 else
-    [ -n "$shared" ] || guest+=(--guestfwd "18515:$hport")
     guest+=(--cmd "ibv_rc_pingpong -d rxe0 -g 1 $tool_opts 10.0.2.100")
     ours+=(-p "$hport" --timeout "$timeout")
 fi

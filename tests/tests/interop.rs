@@ -221,12 +221,14 @@ fn interop_run(script: &str, args: &[&str]) {
     );
 }
 
-fn pingpong(args: &[&str]) {
-    interop_run("pingpong.sh", args);
+/// `tests/interop/pingpong.sh` with `args`, split at white space.
+fn pingpong(args: &str) {
+    interop_run("pingpong.sh", &args.split_whitespace().collect::<Vec<_>>());
 }
 
-fn perftest(args: &[&str]) {
-    interop_run("perftest.sh", args);
+/// `tests/interop/perftest.sh` with `args`, split at white space.
+fn perftest(args: &str) {
+    interop_run("perftest.sh", &args.split_whitespace().collect::<Vec<_>>());
 }
 
 /// Builds (or finds in the Verilator cache) the RTL engine once per test binary, before
@@ -251,81 +253,59 @@ fn rtl_engine_ready() {
 }
 
 /// A perftest run with our side on the RTL engine (`--backend rtl`).
-fn perftest_rtl(args: &[&str]) {
+fn perftest_rtl(args: &str) {
     {
         let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         rtl_engine_ready();
     }
-    let mut all = args.to_vec();
-    all.extend(["--backend", "rtl"]);
-    perftest(&all);
+    perftest(&format!("{args} --backend rtl"));
 }
 
 #[test]
 fn rxe_server_1_byte_inline() {
-    pingpong(&["--rxe-server", "-s", "1", "-n", "20", "-m", "1024"]);
+    pingpong("--rxe-server -s 1 -n 20 -m 1024");
 }
 
 #[test]
 fn rxe_client_1_byte_inline() {
-    pingpong(&["--rxe-client", "-s", "1", "-n", "20", "-m", "1024"]);
+    pingpong("--rxe-client -s 1 -n 20 -m 1024");
 }
 
 #[test]
 fn rxe_server_4096_bytes_pmtu_1024() {
-    pingpong(&["--rxe-server", "-s", "4096", "-n", "20", "-m", "1024", "-c"]);
+    pingpong("--rxe-server -s 4096 -n 20 -m 1024 -c");
 }
 
 #[test]
 fn rxe_client_4096_bytes_pmtu_1024() {
-    pingpong(&["--rxe-client", "-s", "4096", "-n", "20", "-m", "1024", "-c"]);
+    pingpong("--rxe-client -s 4096 -n 20 -m 1024 -c");
 }
 
 #[test]
 fn rxe_server_65536_bytes_pmtu_4096() {
-    pingpong(&[
-        "--rxe-server",
-        "-s",
-        "65536",
-        "-n",
-        "10",
-        "-m",
-        "4096",
-        "-c",
-    ]);
+    pingpong("--rxe-server -s 65536 -n 10 -m 4096 -c");
 }
 
 #[test]
 fn rxe_client_65536_bytes_pmtu_4096() {
-    pingpong(&[
-        "--rxe-client",
-        "-s",
-        "65536",
-        "-n",
-        "10",
-        "-m",
-        "4096",
-        "-c",
-    ]);
+    pingpong("--rxe-client -s 65536 -n 10 -m 4096 -c");
 }
 
 /// 3 % loss, 2 % duplication, 2 % reordering on our side, both directions.
-const FAULTS: [&str; 6] = ["--loss", "0.03", "--dup", "0.02", "--reorder", "0.02"];
+const FAULTS: &str = "--loss 0.03 --dup 0.02 --reorder 0.02";
 
 #[test]
 fn rxe_server_with_loss_dup_reorder() {
-    let mut args = vec!["--rxe-server", "-s", "4096", "-n", "30", "-m", "1024"];
-    args.extend(FAULTS);
-    args.extend(["--seed", "7"]);
-    pingpong(&args);
+    pingpong(&format!(
+        "--rxe-server -s 4096 -n 30 -m 1024 {FAULTS} --seed 7"
+    ));
 }
 
 #[test]
 fn rxe_client_with_loss_dup_reorder() {
-    let mut args = vec!["--rxe-client", "-s", "4096", "-n", "30", "-m", "1024"];
-    args.extend(FAULTS);
-    args.extend(["--seed", "11"]);
-    pingpong(&args);
+    pingpong(&format!(
+        "--rxe-client -s 4096 -n 30 -m 1024 {FAULTS} --seed 11"
+    ));
 }
 
 /// Regression test of the flaky `rxe_client_with_loss_dup_reorder`: with 25 % loss the
@@ -333,19 +313,7 @@ fn rxe_client_with_loss_dup_reorder() {
 /// had exited (docs/interop.md); `rocenic pingpong` now runs that round trip clean.
 #[test]
 fn rxe_client_with_heavy_loss_spares_the_last_round_trip() {
-    pingpong(&[
-        "--rxe-client",
-        "-s",
-        "4096",
-        "-n",
-        "10",
-        "-m",
-        "1024",
-        "--loss",
-        "0.25",
-        "--seed",
-        "201",
-    ]);
+    pingpong("--rxe-client -s 4096 -n 10 -m 1024 --loss 0.25 --seed 201");
 }
 
 // perftest: every test both ways, sizes from 1 byte to 1 MiB (some not multiples of the
@@ -354,197 +322,78 @@ fn rxe_client_with_heavy_loss_spares_the_last_round_trip() {
 
 #[test]
 fn write_bw_rxe_server_1_byte_pmtu_1024() {
-    perftest(&["write", "--rxe-server", "-s", "1", "-n", "50", "-m", "1024"]);
+    perftest("write --rxe-server -s 1 -n 50 -m 1024");
 }
 
 #[test]
 fn write_bw_rxe_client_1_mib_pmtu_4096() {
-    perftest(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "1048576",
-        "-n",
-        "5",
-        "-m",
-        "4096",
-    ]);
+    perftest("write --rxe-client -s 1048576 -n 5 -m 4096");
 }
 
 #[test]
 fn read_bw_rxe_server_65535_bytes_pmtu_4096() {
-    perftest(&[
-        "read",
-        "--rxe-server",
-        "-s",
-        "65535",
-        "-n",
-        "10",
-        "-m",
-        "4096",
-    ]);
+    perftest("read --rxe-server -s 65535 -n 10 -m 4096");
 }
 
 #[test]
 fn read_bw_rxe_client_3000_bytes_pmtu_1024() {
-    perftest(&[
-        "read",
-        "--rxe-client",
-        "-s",
-        "3000",
-        "-n",
-        "20",
-        "-m",
-        "1024",
-    ]);
+    perftest("read --rxe-client -s 3000 -n 20 -m 1024");
 }
 
 #[test]
 fn send_bw_rxe_server_1_mib_pmtu_1024() {
-    perftest(&[
-        "send",
-        "--rxe-server",
-        "-s",
-        "1048576",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-    ]);
+    perftest("send --rxe-server -s 1048576 -n 5 -m 1024");
 }
 
 #[test]
 fn send_bw_rxe_client_5000_bytes_pmtu_4096() {
-    perftest(&[
-        "send",
-        "--rxe-client",
-        "-s",
-        "5000",
-        "-n",
-        "20",
-        "-m",
-        "4096",
-    ]);
+    perftest("send --rxe-client -s 5000 -n 20 -m 4096");
 }
 
 /// PMTU 2048, the one size left between 1024 and 4096: rxe segments, we reassemble.
 #[test]
 fn write_bw_rxe_client_10000_bytes_pmtu_2048() {
-    perftest(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "10000",
-        "-n",
-        "20",
-        "-m",
-        "2048",
-    ]);
+    perftest("write --rxe-client -s 10000 -n 20 -m 2048");
 }
 
 /// PMTU 2048 the other way: rxe answers our READs in 2048-byte responses.
 #[test]
 fn read_bw_rxe_server_10000_bytes_pmtu_2048() {
-    perftest(&[
-        "read",
-        "--rxe-server",
-        "-s",
-        "10000",
-        "-n",
-        "20",
-        "-m",
-        "2048",
-    ]);
+    perftest("read --rxe-server -s 10000 -n 20 -m 2048");
 }
 
 #[test]
 fn atomic_bw_fetch_and_add_rxe_server() {
-    perftest(&[
-        "atomic",
-        "--rxe-server",
-        "-A",
-        "FETCH_AND_ADD",
-        "-n",
-        "100",
-        "-m",
-        "1024",
-    ]);
+    perftest("atomic --rxe-server -A FETCH_AND_ADD -n 100 -m 1024");
 }
 
 #[test]
 fn atomic_bw_fetch_and_add_rxe_client_pmtu_4096() {
-    perftest(&[
-        "atomic",
-        "--rxe-client",
-        "-A",
-        "FETCH_AND_ADD",
-        "-n",
-        "100",
-        "-m",
-        "4096",
-    ]);
+    perftest("atomic --rxe-client -A FETCH_AND_ADD -n 100 -m 4096");
 }
 
 #[test]
 fn atomic_bw_cmp_and_swap_rxe_server() {
-    perftest(&[
-        "atomic",
-        "--rxe-server",
-        "-A",
-        "CMP_AND_SWAP",
-        "-n",
-        "100",
-        "-m",
-        "1024",
-    ]);
+    perftest("atomic --rxe-server -A CMP_AND_SWAP -n 100 -m 1024");
 }
 
 #[test]
 fn atomic_bw_cmp_and_swap_rxe_client() {
-    perftest(&[
-        "atomic",
-        "--rxe-client",
-        "-A",
-        "CMP_AND_SWAP",
-        "-n",
-        "100",
-        "-m",
-        "1024",
-    ]);
+    perftest("atomic --rxe-client -A CMP_AND_SWAP -n 100 -m 1024");
 }
 
 #[test]
 fn write_bw_rxe_server_with_loss_dup_reorder() {
-    let mut args = vec![
-        "write",
-        "--rxe-server",
-        "-s",
-        "10000",
-        "-n",
-        "30",
-        "-m",
-        "1024",
-    ];
-    args.extend(FAULTS);
-    args.extend(["--seed", "3"]);
-    perftest(&args);
+    perftest(&format!(
+        "write --rxe-server -s 10000 -n 30 -m 1024 {FAULTS} --seed 3"
+    ));
 }
 
 #[test]
 fn read_bw_rxe_client_with_loss_dup_reorder() {
-    let mut args = vec![
-        "read",
-        "--rxe-client",
-        "-s",
-        "10000",
-        "-n",
-        "30",
-        "-m",
-        "1024",
-    ];
-    args.extend(FAULTS);
-    args.extend(["--seed", "5"]);
-    perftest(&args);
+    perftest(&format!(
+        "read --rxe-client -s 10000 -n 30 -m 1024 {FAULTS} --seed 5"
+    ));
 }
 
 // Negative tests: access violations must be NAKed with a remote access error and complete
@@ -552,66 +401,22 @@ fn read_bw_rxe_client_with_loss_dup_reorder() {
 
 #[test]
 fn write_with_wrong_rkey_to_rxe_completes_rem_access_err() {
-    perftest(&[
-        "write",
-        "--rxe-server",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--violate",
-        "rkey",
-    ]);
+    perftest("write --rxe-server -s 4096 -n 5 -m 1024 --violate rkey");
 }
 
 #[test]
 fn write_past_rxes_buffer_completes_rem_access_err() {
-    perftest(&[
-        "write",
-        "--rxe-server",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--violate",
-        "bounds",
-    ]);
+    perftest("write --rxe-server -s 4096 -n 5 -m 1024 --violate bounds");
 }
 
 #[test]
 fn rxe_write_with_wrong_rkey_is_nakked() {
-    perftest(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--advertise-bad",
-        "rkey",
-    ]);
+    perftest("write --rxe-client -s 4096 -n 5 -m 1024 --advertise-bad rkey");
 }
 
 #[test]
 fn rxe_write_past_our_buffer_is_nakked() {
-    perftest(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--advertise-bad",
-        "bounds",
-    ]);
+    perftest("write --rxe-client -s 4096 -n 5 -m 1024 --advertise-bad bounds");
 }
 
 // The RTL engine (`--backend rtl`) as the passive side: it has no requester yet, so rxe is
@@ -621,120 +426,45 @@ fn rxe_write_past_our_buffer_is_nakked() {
 
 #[test]
 fn rtl_write_bw_rxe_client_5000_bytes_pmtu_1024() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "5000",
-        "-n",
-        "20",
-        "-m",
-        "1024",
-    ]);
+    perftest_rtl("write --rxe-client -s 5000 -n 20 -m 1024");
 }
 
 #[test]
 fn rtl_read_bw_rxe_client_10000_bytes_pmtu_4096() {
-    perftest_rtl(&[
-        "read",
-        "--rxe-client",
-        "-s",
-        "10000",
-        "-n",
-        "20",
-        "-m",
-        "4096",
-    ]);
+    perftest_rtl("read --rxe-client -s 10000 -n 20 -m 4096");
 }
 
 #[test]
 fn rtl_send_bw_rxe_client_3000_bytes_pmtu_1024() {
-    perftest_rtl(&[
-        "send",
-        "--rxe-client",
-        "-s",
-        "3000",
-        "-n",
-        "20",
-        "-m",
-        "1024",
-    ]);
+    perftest_rtl("send --rxe-client -s 3000 -n 20 -m 1024");
 }
 
 #[test]
 fn rtl_atomic_bw_fetch_and_add_rxe_client_pmtu_1024() {
-    perftest_rtl(&[
-        "atomic",
-        "--rxe-client",
-        "-A",
-        "FETCH_AND_ADD",
-        "-n",
-        "50",
-        "-m",
-        "1024",
-    ]);
+    perftest_rtl("atomic --rxe-client -A FETCH_AND_ADD -n 50 -m 1024");
 }
 
 #[test]
 fn rtl_atomic_bw_cmp_and_swap_rxe_client_pmtu_4096() {
-    perftest_rtl(&[
-        "atomic",
-        "--rxe-client",
-        "-A",
-        "CMP_AND_SWAP",
-        "-n",
-        "50",
-        "-m",
-        "4096",
-    ]);
+    perftest_rtl("atomic --rxe-client -A CMP_AND_SWAP -n 50 -m 4096");
 }
 
 #[test]
 fn rtl_write_bw_rxe_client_with_loss_dup_reorder() {
-    let mut args = vec![
-        "write",
-        "--rxe-client",
-        "-s",
-        "5000",
-        "-n",
-        "30",
-        "-m",
-        "1024",
-    ];
-    args.extend(FAULTS);
-    args.extend(["--seed", "13"]);
-    perftest_rtl(&args);
+    perftest_rtl(&format!(
+        "write --rxe-client -s 5000 -n 30 -m 1024 {FAULTS} --seed 13"
+    ));
 }
 
 #[test]
 fn rtl_rxe_write_with_wrong_rkey_is_nakked() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--advertise-bad",
-        "rkey",
-    ]);
+    perftest_rtl("write --rxe-client -s 4096 -n 5 -m 1024 --advertise-bad rkey");
 }
 
 /// 128 KiB WRITEs at PMTU 4096: 32 packets per message into our RTL responder.
 #[test]
 fn rtl_write_bw_rxe_client_128_kib_pmtu_4096() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "131072",
-        "-n",
-        "5",
-        "-m",
-        "4096",
-    ]);
+    perftest_rtl("write --rxe-client -s 131072 -n 5 -m 4096");
 }
 
 /// 1 MiB WRITEs at PMTU 4096: 256 packets of 4 KiB per message into our RTL responder
@@ -745,16 +475,7 @@ fn rtl_write_bw_rxe_client_128_kib_pmtu_4096() {
 /// the RTL".
 #[test]
 fn rtl_write_bw_rxe_client_1_mib_pmtu_4096() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "1048576",
-        "-n",
-        "5",
-        "-m",
-        "4096",
-    ]);
+    perftest_rtl("write --rxe-client -s 1048576 -n 5 -m 4096");
 }
 
 /// 1 MiB SENDs at PMTU 1024: 1024 packets per message, into posted receives on the RTL
@@ -762,88 +483,40 @@ fn rtl_write_bw_rxe_client_1_mib_pmtu_4096() {
 /// docs/interop.md).
 #[test]
 fn rtl_send_bw_rxe_client_1_mib_pmtu_1024() {
-    perftest_rtl(&[
-        "send",
-        "--rxe-client",
-        "-s",
-        "1048576",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-    ]);
+    perftest_rtl("send --rxe-client -s 1048576 -n 5 -m 1024");
 }
 
 /// The smallest WRITE: one byte, an ONLY packet with a 1-byte payload (3 pad bytes).
 #[test]
 fn rtl_write_bw_rxe_client_1_byte_pmtu_1024() {
-    perftest_rtl(&["write", "--rxe-client", "-s", "1", "-n", "50", "-m", "1024"]);
+    perftest_rtl("write --rxe-client -s 1 -n 50 -m 1024");
 }
 
 /// READs of 65535 bytes at PMTU 2048: 32 responses, the last one 2047 bytes.
 #[test]
 fn rtl_read_bw_rxe_client_65535_bytes_pmtu_2048() {
-    perftest_rtl(&[
-        "read",
-        "--rxe-client",
-        "-s",
-        "65535",
-        "-n",
-        "10",
-        "-m",
-        "2048",
-    ]);
+    perftest_rtl("read --rxe-client -s 65535 -n 10 -m 2048");
 }
 
 /// WRITEs of 10000 bytes at PMTU 2048: FIRST, MIDDLE x3, LAST of 1808 bytes.
 #[test]
 fn rtl_write_bw_rxe_client_10000_bytes_pmtu_2048() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "10000",
-        "-n",
-        "20",
-        "-m",
-        "2048",
-    ]);
+    perftest_rtl("write --rxe-client -s 10000 -n 20 -m 2048");
 }
 
 /// READs through the fault injector: lost, duplicated and reordered requests and responses.
 #[test]
 fn rtl_read_bw_rxe_client_with_loss_dup_reorder() {
-    let mut args = vec![
-        "read",
-        "--rxe-client",
-        "-s",
-        "10000",
-        "-n",
-        "30",
-        "-m",
-        "1024",
-    ];
-    args.extend(FAULTS);
-    args.extend(["--seed", "17"]);
-    perftest_rtl(&args);
+    perftest_rtl(&format!(
+        "read --rxe-client -s 10000 -n 30 -m 1024 {FAULTS} --seed 17"
+    ));
 }
 
 /// rxe writes past the buffer our RTL side advertised: the RTL must NAK it (remote access
 /// error) and rxe must complete REM_ACCESS_ERR.
 #[test]
 fn rtl_rxe_write_past_our_buffer_is_nakked() {
-    perftest_rtl(&[
-        "write",
-        "--rxe-client",
-        "-s",
-        "4096",
-        "-n",
-        "5",
-        "-m",
-        "1024",
-        "--advertise-bad",
-        "bounds",
-    ]);
+    perftest_rtl("write --rxe-client -s 4096 -n 5 -m 1024 --advertise-bad bounds");
 }
 
 // The shared guest itself (tests/interop/shared-guest.sh, agent.sh, guest_exec.py): what the
