@@ -171,6 +171,17 @@ fn engine_verilog(config: EngineConfig) -> &'static str {
     }
 }
 
+/// `f` at every engine build size, one thread each (yosys is single-threaded), in
+/// `EngineConfig::ALL` order; a panic in one is raised here.
+fn per_engine_size<T: Send>(f: impl Fn(EngineConfig) -> T + Sync) -> [T; 2] {
+    let f = &f;
+    std::thread::scope(|scope| {
+        EngineConfig::ALL
+            .map(|config| scope.spawn(move || f(config)))
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
 /// The engine top at every build size other than the default (which
 /// `verilator_lint_is_clean` covers) lints as clean.
 #[test]
@@ -203,19 +214,13 @@ const ENGINE_LARGE_MAX_EXTRA_REGISTER_BITS: u64 = 100;
 /// `engine_utilization_at_both_sizes` (not in CI; docs/hdl.md says why).
 #[test]
 fn engine_sizes_keep_their_state_in_memories() {
-    let [default, large] = std::thread::scope(|scope| {
-        EngineConfig::ALL
-            .map(|config| {
-                scope.spawn(move || {
-                    let dir = work_dir(&format!("check-{}", config.name()), Design::Engine);
-                    let log = pass(gates::yosys_check(engine_verilog(config), &dir));
-                    let _ = std::fs::remove_dir_all(dir);
-                    let s = Structure::parse(&log).expect("stat -width in the yosys log");
-                    println!("engine {} (yosys proc; flatten): {s}", config.name());
-                    s
-                })
-            })
-            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    let [default, large] = per_engine_size(|config| {
+        let dir = work_dir(&format!("check-{}", config.name()), Design::Engine);
+        let log = pass(gates::yosys_check(engine_verilog(config), &dir));
+        let _ = std::fs::remove_dir_all(dir);
+        let s = Structure::parse(&log).expect("stat -width in the yosys log");
+        println!("engine {} (yosys proc; flatten): {s}", config.name());
+        s
     });
     for (config, s, record) in [
         (EngineConfig::Default, &default, ENGINE_DEFAULT_MEMORY_BITS),
@@ -280,17 +285,11 @@ fn near(value: f64, record: f64) -> bool {
 #[test]
 #[ignore = "about 7.5 CPU-minutes of yosys per size; run with --ignored (docs/hdl.md)"]
 fn engine_utilization_at_both_sizes() {
-    let [default, large] = std::thread::scope(|scope| {
-        EngineConfig::ALL
-            .map(|config| {
-                scope.spawn(move || {
-                    let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
-                    let stats = pass(gates::yosys_synth(engine_verilog(config), &dir));
-                    println!("engine {} (yosys synth_xilinx): {stats}", config.name());
-                    stats
-                })
-            })
-            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    let [default, large] = per_engine_size(|config| {
+        let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
+        let stats = pass(gates::yosys_synth(engine_verilog(config), &dir));
+        println!("engine {} (yosys synth_xilinx): {stats}", config.name());
+        stats
     });
     for (config, stats, record) in [
         (EngineConfig::Default, &default, &ENGINE_DEFAULT),
