@@ -393,9 +393,11 @@ impl Design {
             Design::RespCheck => generate_verilog(&mut resp_check::RespCheck::default()),
             Design::ReqRxCheck => generate_verilog(&mut req_rx_check::ReqRxCheck::default()),
             Design::Responder => generate_verilog(&mut responder::Responder::<QP_LOG>::default()),
-            Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::new()),
-            Design::Requester => generate_verilog(&mut requester::Requester::default()),
-            Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::default()),
+            Design::Segmenter => generate_verilog(&mut segmenter::Segmenter::<QP_LOG>::new()),
+            Design::Requester => {
+                generate_verilog(&mut requester::Requester::<QP_LOG, { QP_LOG + 4 }>::default())
+            }
+            Design::WqeFetch => generate_verilog(&mut wqe_fetch::WqeFetch::<QP_LOG>::default()),
             Design::ReadResp => generate_verilog(&mut read_resp::ReadResp::<QP_LOG>::default()),
             Design::AtomicUnit => {
                 generate_verilog(&mut atomic_unit::AtomicUnit::<QP_LOG, { QP_LOG + 4 }>::default())

@@ -85,11 +85,9 @@ use crate::req_rx_check::{KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS};
 use crate::segmenter::Segmenter;
 use crate::tx_arbiter::RECORD_BITS;
 use crate::wqe_fetch::WqeFetch;
-use crate::QP_LOG;
+use crate::zext::ZeroExt;
 use rocenic_proto::abi::wqe::MAX_INLINE;
 
-/// log2 of the op ring's entries: 16 ops for each of 2^QP_LOG QPs.
-pub const RING_LOG: usize = QP_LOG + 4;
 const _: () = assert!(OPS == 16, "the ring slot is 4 bits");
 /// The go-back-N window (the model's `max_outstanding_psns`).
 pub const WINDOW: u64 = 1024;
@@ -149,7 +147,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 
 /// The requester's transmit sequencer and its op ring; see the [module docs](self).
 #[derive(LogicBlock)]
-pub struct Requester {
+pub struct Requester<const QA: usize, const RA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     /// Our MAC and IPv4 address (BAR0), the source of every request.
@@ -160,33 +158,33 @@ pub struct Requester {
     /// FIFO, kind SQ).
     pub s_sq_db_valid: Signal<In, Bit>,
     pub s_sq_db_ready: Signal<Out, Bit>,
-    pub s_sq_db_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_sq_db_qpn: Signal<In, Bits<QA>>,
     pub s_sq_db_pi: Signal<In, Bits<32>>,
     /// A QP was reset or destroyed (the command engine's QP event): its op-ring
     /// bookkeeping (`stopped`, outstanding READ/atomic count, `sent_end` copy) is cleared.
     pub s_qp_clr_valid: Signal<In, Bit>,
     pub s_qp_clr_ready: Signal<Out, Bit>,
-    pub s_qp_clr_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_qp_clr_qpn: Signal<In, Bits<QA>>,
 
     /// The QP context tables' datapath read ports (`CtxTable`) and the `qpr` write port.
     pub m_qpc_rd_valid: Signal<Out, Bit>,
     pub m_qpc_rd_ready: Signal<In, Bit>,
-    pub m_qpc_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub m_qpc_rd_addr: Signal<Out, Bits<QA>>,
     pub s_qpc_rd_valid: Signal<In, Bit>,
     pub s_qpc_rd_data: Signal<In, QpcEntry>,
     pub m_qpa_rd_valid: Signal<Out, Bit>,
     pub m_qpa_rd_ready: Signal<In, Bit>,
-    pub m_qpa_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub m_qpa_rd_addr: Signal<Out, Bits<QA>>,
     pub s_qpa_rd_valid: Signal<In, Bit>,
     pub s_qpa_rd_data: Signal<In, QpaEntry>,
     pub m_qpr_rd_valid: Signal<Out, Bit>,
     pub m_qpr_rd_ready: Signal<In, Bit>,
-    pub m_qpr_rd_addr: Signal<Out, Bits<QP_LOG>>,
+    pub m_qpr_rd_addr: Signal<Out, Bits<QA>>,
     pub s_qpr_rd_valid: Signal<In, Bit>,
     pub s_qpr_rd_data: Signal<In, QprEntry>,
     pub m_qpr_wr_valid: Signal<Out, Bit>,
     pub m_qpr_wr_ready: Signal<In, Bit>,
-    pub m_qpr_wr_addr: Signal<Out, Bits<QP_LOG>>,
+    pub m_qpr_wr_addr: Signal<Out, Bits<QA>>,
     pub m_qpr_wr_data: Signal<Out, QprEntry>,
 
     /// The lkey check of an SGE, through an `MrCheck` (request / answer).
@@ -238,7 +236,7 @@ pub struct Requester {
     pub m_pay_tready: Signal<In, Bit>,
     /// A request record was taken (pulse; for the ACK timer).
     pub m_sent_valid: Signal<Out, Bit>,
-    pub m_sent_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_sent_qpn: Signal<Out, Bits<QA>>,
     pub m_sent_psn: Signal<Out, Bits<24>>,
 
     /// Send completions (`Completion`'s `s_cqe_*`): today only WQEs that fail validation.
@@ -259,14 +257,14 @@ pub struct Requester {
     /// The QP must enter the error state (pulse): a failed WQE completed at the head of
     /// the SQ, or its SQ could not be read.
     pub m_qp_err_valid: Signal<Out, Bit>,
-    pub m_qp_err_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
     /// DmaFaults (pulse; per QP and global): an SQ slot or a payload could not be read.
     pub m_cnt_dma_faults: Signal<Out, Bit>,
-    pub m_cnt_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_cnt_qpn: Signal<Out, Bits<QA>>,
 
     /// The op ring's walk port (for the receive half and `ReqRxCheck`): op `slot` of QP
     /// `qpn` (slot = SQ index mod 16; the oldest is `qpr.sq_ci`), fields one cycle later.
-    pub s_op_rd_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_op_rd_qpn: Signal<In, Bits<QA>>,
     pub s_op_rd_slot: Signal<In, Bits<4>>,
     pub m_op_wr_id: Signal<Out, Bits<64>>,
     pub m_op_signaled: Signal<Out, Bits<1>>,
@@ -282,34 +280,34 @@ pub struct Requester {
     pub m_op_status: Signal<Out, Bits<8>>,
 
     // ---- sub-blocks ----
-    fetch: WqeFetch,
-    seg: Segmenter,
-    ring: RAM<OpEntry, RING_LOG>,
-    stop_ram: RAM<Bit, QP_LOG>,
-    rdc_ram: RAM<Bits<5>, QP_LOG>,
-    sent_ok_ram: RAM<Bit, QP_LOG>,
-    sent_ram: RAM<Bits<24>, QP_LOG>,
+    fetch: WqeFetch<QA>,
+    seg: Segmenter<QA>,
+    ring: RAM<OpEntry, RA>,
+    stop_ram: RAM<Bit, QA>,
+    rdc_ram: RAM<Bits<5>, QA>,
+    sent_ok_ram: RAM<Bit, QA>,
+    sent_ram: RAM<Bits<24>, QA>,
     qpc_u: QpcFields,
     qpa_u: QpaFields,
     qpr_u: QprFields,
     qpr_p: QprPack,
     op_p: OpPack,
     op_u: OpUnpack,
-    ring_waddr: Cat<QP_LOG, 4, RING_LOG>,
-    ring_raddr: Cat<QP_LOG, 4, RING_LOG>,
+    ring_waddr: Cat<QA, 4, RA>,
+    ring_raddr: Cat<QA, 4, RA>,
     ilen32: Cat<24, 8, 32>,
-    qpn24: Cat<16, QP_LOG, 24>,
+    qpn24: ZeroExt<QA, 24>,
     wcop8: Cat<5, 3, 8>,
 
     // ---- registers ----
     state: DFF<Bits<5>>,
-    qpn: DFF<Bits<QP_LOG>>,
-    scan: DFF<Bits<QP_LOG>>,
+    qpn: DFF<Bits<QA>>,
+    scan: DFF<Bits<QA>>,
     mode_db: DFF<Bit>,
     again: DFF<Bit>,
     db_pi: DFF<Bits<32>>,
     serr_pend: DFF<Bit>,
-    serr_qpn: DFF<Bits<QP_LOG>>,
+    serr_qpn: DFF<Bits<QA>>,
     present: DFF<Bit>,
     pdn: DFF<Bits<8>>,
     send_cqn: DFF<Bits<8>>,
@@ -378,15 +376,15 @@ pub struct Requester {
     fence: Signal<Local, Bit>,
     wsum: Signal<Local, Bits<24>>,
     wdiff: Signal<Local, Bits<24>>,
-    unused_fetch_err_qpn: Signal<Local, Bits<QP_LOG>>,
+    unused_fetch_err_qpn: Signal<Local, Bits<QA>>,
     clr_take: Signal<Local, Bit>,
     unused_npkt: Signal<Local, Bits<8>>,
     unused_fetch_err_index: Signal<Local, Bits<32>>,
     unused_seg_done: Signal<Local, Bit>,
-    unused_seg_done_qpn: Signal<Local, Bits<QP_LOG>>,
+    unused_seg_done_qpn: Signal<Local, Bits<QA>>,
     unused_seg_sent_last: Signal<Local, Bit>,
     unused_seg_err_psn: Signal<Local, Bits<24>>,
-    unused_wqe_qpn: Signal<Local, Bits<QP_LOG>>,
+    unused_wqe_qpn: Signal<Local, Bits<QA>>,
     unused_wqe_index: Signal<Local, Bits<32>>,
 
     // ---- constants ----
@@ -414,7 +412,7 @@ pub struct Requester {
     k_zero1: Constant<Bits<1>>,        // = 0
     k_one1: Constant<Bits<1>>,         // = 1
     k_zero3: Constant<Bits<3>>,        // = 0
-    k_one_qp: Constant<Bits<QP_LOG>>,  // = 1
+    k_one_qp: Constant<Bits<QA>>,      // = 1
     k_zero4: Constant<Bits<4>>,        // = 0
     k_zero5: Constant<Bits<5>>,        // = 0
     k_one5: Constant<Bits<5>>,         // = 1
@@ -443,7 +441,6 @@ pub struct Requester {
     k_wc_cmp_swap: Constant<Bits<3>>,  // = 3
     k_wc_fetch_add: Constant<Bits<3>>, // = 4
     k_need_write: Constant<Bits<4>>,   // = 1
-    k_zero16: Constant<Bits<16>>,      // = 0
     k_zero24: Constant<Bits<24>>,      // = 0
     k_one24: Constant<Bits<24>>,       // = 1
     k_zero32: Constant<Bits<32>>,      // = 0
@@ -469,8 +466,9 @@ pub struct Requester {
     k_m12: Constant<Bits<32>>,         // = 0xfff
 }
 
-impl Default for Requester {
+impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
     fn default() -> Self {
+        assert_eq!(RA, QA + 4, "Requester: the op ring has 16 entries a QP");
         Requester {
             clock: Default::default(),
             reset: Default::default(),
@@ -731,7 +729,6 @@ impl Default for Requester {
             k_wc_cmp_swap: k(3),
             k_wc_fetch_add: k(4),
             k_need_write: k(1),
-            k_zero16: k(0),
             k_zero24: k(0),
             k_one24: k(1),
             k_zero32: k(0),
@@ -759,7 +756,7 @@ impl Default for Requester {
     }
 }
 
-impl Logic for Requester {
+impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -1165,8 +1162,7 @@ impl Logic for Requester {
             self.m_mr_req_need.next = self.k_need_write.val();
         }
         self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
-        self.qpn24.hi.next = self.k_zero16.val();
-        self.qpn24.lo.next = self.qpn.q.val();
+        self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
         self.m_cqe_valid.next = self.state.q.val() == self.k_cqe.val();

@@ -63,7 +63,7 @@ use crate::cat::Cat;
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
 use crate::tx_arbiter::RECORD_BITS;
-use crate::QP_LOG;
+use crate::zext::ZeroExt;
 
 crate::packed_layout!(
     /// A TX record, the fields of `tx_arbiter::RECORD_FIELDS` from bit 0 up.
@@ -73,17 +73,16 @@ crate::packed_layout!(
 );
 crate::packed_layout!(
     /// A slot: the record and what the output side needs to send it.
-    slot_layout, SlotPack; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 8,
+    slot_layout, SlotPack; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
     psn: 24
 );
 crate::unpack_fields!(
     /// The head slot's fields.
-    SlotUnpack, slot_layout; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 8,
+    SlotUnpack, slot_layout; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
     psn: 24
 );
 
 const _: () = assert!(rec_layout::BITS == RECORD_BITS);
-const _: () = assert!(QP_LOG == 8, "the slot layout's qpn field is QP_LOG bits");
 
 /// Slots (packets in flight between the generator and the TX output).
 pub const SLOTS: usize = 16;
@@ -129,7 +128,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 
 /// The segmenter; see the [module docs](self).
 #[derive(LogicBlock)]
-pub struct Segmenter {
+pub struct Segmenter<const QA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -144,7 +143,7 @@ pub struct Segmenter {
     pub s_job_udp_sport: Signal<In, Bits<16>>,
     pub s_job_dest_qp: Signal<In, Bits<24>>,
     /// The local QP (returned on the pulses).
-    pub s_job_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_job_qpn: Signal<In, Bits<QA>>,
     /// `verbs::WrOpcode` code.
     pub s_job_opcode: Signal<In, Bits<8>>,
     /// `send_flags::SOLICITED`.
@@ -195,15 +194,15 @@ pub struct Segmenter {
     /// A record was taken: its PSN, QP, and whether it is the message's last packet.
     pub m_sent_valid: Signal<Out, Bit>,
     pub m_sent_psn: Signal<Out, Bits<24>>,
-    pub m_sent_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_sent_qpn: Signal<Out, Bits<QA>>,
     pub m_sent_last: Signal<Out, Bit>,
     /// A payload read failed: the packet's QP and PSN.
     pub m_err_valid: Signal<Out, Bit>,
-    pub m_err_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
     pub m_err_psn: Signal<Out, Bits<24>>,
     /// The last record of a job was taken.
     pub m_done_valid: Signal<Out, Bit>,
-    pub m_done_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_done_qpn: Signal<Out, Bits<QA>>,
 
     // --- the job being segmented ---
     active: DFF<Bit>,
@@ -213,7 +212,7 @@ pub struct Segmenter {
     j_dst_ip: DFF<Bits<32>>,
     j_udp_sport: DFF<Bits<16>>,
     j_dest_qp: DFF<Bits<24>>,
-    j_qpn: DFF<Bits<QP_LOG>>,
+    j_qpn: DFF<Bits<QA>>,
     j_send: DFF<Bit>,
     j_write: DFF<Bit>,
     j_read: DFF<Bit>,
@@ -282,7 +281,7 @@ pub struct Segmenter {
     rd_ptr: DFF<Bits<5>>,
     used: [DFF<Bit>; SLOTS],
     dead: [DFF<Bit>; SLOTS],
-    sqpn: [DFF<Bits<QP_LOG>>; SLOTS],
+    sqpn: [DFF<Bits<QA>>; SLOTS],
     slot_idx: [Constant<Bits<4>>; SLOTS],
 
     // --- output side ---
@@ -296,7 +295,10 @@ pub struct Segmenter {
     h_dma: Signal<Local, Bit>,
     h_inl: Signal<Local, Bit>,
     h_last: Signal<Local, Bit>,
-    h_qpn: Signal<Local, Bits<QP_LOG>>,
+    h_qpn: Signal<Local, Bits<QA>>,
+    /// The slot's qpn field is 16 bits wide (any `QA`); only `QA` of them are read.
+    unused_slot_qpn: Signal<Local, Bits<16>>,
+    slot_qpn: ZeroExt<QA, 16>,
     h_psn: Signal<Local, Bits<24>>,
     pkt_v: Signal<Local, Bit>,
     pay_v: Signal<Local, Bit>,
@@ -353,14 +355,15 @@ pub struct Segmenter {
     o_faa: Constant<Bits<8>>,
 }
 
-impl Default for Segmenter {
+impl<const QA: usize> Default for Segmenter<QA> {
     fn default() -> Self {
         Segmenter::new()
     }
 }
 
-impl Segmenter {
-    pub fn new() -> Segmenter {
+impl<const QA: usize> Segmenter<QA> {
+    pub fn new() -> Segmenter<QA> {
+        assert!(QA <= 16, "Segmenter: the slot's qpn field is 16 bits");
         Segmenter {
             clock: Default::default(),
             reset: Default::default(),
@@ -492,6 +495,8 @@ impl Segmenter {
             h_inl: Default::default(),
             h_last: Default::default(),
             h_qpn: Default::default(),
+            unused_slot_qpn: Default::default(),
+            slot_qpn: Default::default(),
             h_psn: Default::default(),
             pkt_v: Default::default(),
             pay_v: Default::default(),
@@ -548,7 +553,7 @@ impl Segmenter {
     }
 }
 
-impl Logic for Segmenter {
+impl<const QA: usize> Logic for Segmenter<QA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -608,7 +613,8 @@ impl Logic for Segmenter {
         self.h_dma.next = self.head.dma.val() == self.one1.val();
         self.h_inl.next = self.head.inl.val() == self.one1.val();
         self.h_last.next = self.head.last.val() == self.one1.val();
-        self.h_qpn.next = self.head.qpn.val();
+        self.h_qpn.next = self.head.qpn.val().get_bits::<QA>(0);
+        self.unused_slot_qpn.next = self.head.qpn.val();
         self.h_psn.next = self.head.psn.val();
         self.inl512.lo.next = self.head.inline_data.val();
         self.inl512.hi.next = self.zero256.val();
@@ -921,7 +927,8 @@ impl Logic for Segmenter {
         if self.g_last.val() {
             self.slot_in.last.next = self.one1.val();
         }
-        self.slot_in.qpn.next = self.j_qpn.q.val();
+        self.slot_qpn.x.next = self.j_qpn.q.val();
+        self.slot_in.qpn.next = self.slot_qpn.y.val();
         self.slot_in.psn.next = self.j_psn.q.val();
         self.ram.write_data.next = self.slot_in.y.val();
         self.ram.write_address.next = self.wr_ptr.q.val().get_bits::<4>(0);
@@ -993,6 +1000,7 @@ mod tests {
     use crate::icrc::BEAT_BYTES;
     use crate::tx_arbiter::{pack, RECORD_FIELDS};
     use crate::tx_leaves::bytes_from_bits;
+    use crate::QP_LOG;
 
     /// Host memory: a fixed pseudo-random byte at every address.
     fn mem(addr: u64) -> u8 {
@@ -1114,7 +1122,7 @@ mod tests {
                 .collect()
         }
 
-        fn drive(&self, u: &mut Segmenter) {
+        fn drive(&self, u: &mut Segmenter<QP_LOG>) {
             let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
             u.s_job_dst_mac.next = be(&self.addr.dst_mac).into();
             u.s_job_src_mac.next = be(&self.addr.src_mac).into();
@@ -1317,7 +1325,7 @@ mod tests {
     /// responses (valid) and the record, payload and DMA request sinks (ready).
     fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
         let mut rng = Rng::new(seed);
-        let mut b = Bench::new(Segmenter::new(), |u| &mut u.clock);
+        let mut b = Bench::new(Segmenter::<QP_LOG>::new(), |u| &mut u.clock);
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;

@@ -22,7 +22,6 @@
 use crate::cat::Cat;
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
-use crate::QP_LOG;
 
 const IDLE: u64 = 0;
 const REQ: u64 = 1;
@@ -35,7 +34,7 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
 
 /// The fetcher; see the [module docs](self).
 #[derive(LogicBlock)]
-pub struct WqeFetch {
+pub struct WqeFetch<const QA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -43,7 +42,7 @@ pub struct WqeFetch {
     /// free-running SQ index.
     pub s_req_valid: Signal<In, Bit>,
     pub s_req_ready: Signal<Out, Bit>,
-    pub s_req_qpn: Signal<In, Bits<QP_LOG>>,
+    pub s_req_qpn: Signal<In, Bits<QA>>,
     pub s_req_sq_ring: Signal<In, Bits<58>>,
     pub s_req_sq_log: Signal<In, Bits<4>>,
     pub s_req_index: Signal<In, Bits<32>>,
@@ -64,7 +63,7 @@ pub struct WqeFetch {
     /// The decoded WQE (`SendWqe`'s fields), with the request's QP and index.
     pub m_wqe_valid: Signal<Out, Bit>,
     pub m_wqe_ready: Signal<In, Bit>,
-    pub m_wqe_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_wqe_qpn: Signal<Out, Bits<QA>>,
     pub m_wqe_index: Signal<Out, Bits<32>>,
     pub m_wqe_wr_id: Signal<Out, Bits<64>>,
     pub m_wqe_opcode: Signal<Out, Bits<8>>,
@@ -83,11 +82,11 @@ pub struct WqeFetch {
 
     /// Pulse: the read of the WQE failed.
     pub m_err_valid: Signal<Out, Bit>,
-    pub m_err_qpn: Signal<Out, Bits<QP_LOG>>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
     pub m_err_index: Signal<Out, Bits<32>>,
 
     state: DFF<Bits<2>>,
-    qpn: DFF<Bits<QP_LOG>>,
+    qpn: DFF<Bits<QA>>,
     index: DFF<Bits<32>>,
     addr: DFF<Bits<64>>,
     beat: DFF<Bits<DATA_BITS>>,
@@ -115,7 +114,7 @@ pub struct WqeFetch {
     zero8: Constant<Bits<8>>,
 }
 
-impl Default for WqeFetch {
+impl<const QA: usize> Default for WqeFetch<QA> {
     fn default() -> Self {
         WqeFetch {
             clock: Default::default(),
@@ -188,7 +187,7 @@ impl Default for WqeFetch {
     }
 }
 
-impl Logic for WqeFetch {
+impl<const QA: usize> Logic for WqeFetch<QA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, qpn, index, addr, beat);
@@ -285,6 +284,7 @@ mod tests {
     use super::*;
     use crate::bench::{Bench, Pattern, Rng};
     use crate::tx_leaves::bytes_from_bits;
+    use crate::QP_LOG;
 
     /// Rings whose IOVA is at or above this fail to read.
     const BAD_RING: u64 = 0xF000_0000_0000_0000;
@@ -322,7 +322,7 @@ mod tests {
     }
 
     /// The block's outputs as a `SendWqe`.
-    fn wqe_out(u: &WqeFetch) -> SendWqe {
+    fn wqe_out(u: &WqeFetch<QP_LOG>) -> SendWqe {
         SendWqe {
             wr_id: u.m_wqe_wr_id.val().to_u64(),
             opcode: WrOpcode::from(u.m_wqe_opcode.val().to_u64() as u8),
@@ -348,7 +348,7 @@ mod tests {
     /// Fetches `count` random WQEs from random rings; returns (fetched, refused).
     fn run(pattern: Pattern, seed: u64, count: usize) -> (usize, usize) {
         let mut rng = Rng::new(seed);
-        let mut b = Bench::new(WqeFetch::default(), |u| &mut u.clock);
+        let mut b = Bench::new(WqeFetch::<QP_LOG>::default(), |u| &mut u.clock);
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;

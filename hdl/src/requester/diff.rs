@@ -30,6 +30,7 @@ use crate::responder::diff::{
     OTHER_PDN, PDN,
 };
 use crate::tx_leaves::bytes_from_bits;
+use crate::QP_LOG;
 use rocenic_model::{Mr, Nic, NicConfig, Tables};
 use rocenic_proto::abi::cmd::{
     qp_attr, CmdOpcode, CqArgs, CreateQpArgs, ModifyQpArgs, MrArgs, PdArgs,
@@ -222,7 +223,7 @@ struct Stats {
 type SegReads = VecDeque<(u32, u64, Option<Vec<[u8; 64]>>)>;
 
 struct Rtl {
-    b: Bench<Requester>,
+    b: Bench<Requester<QP_LOG, { QP_LOG + 4 }>>,
     qpc: Vec<QpcEntry>,
     qpa: Vec<QpaEntry>,
     qpr: Vec<QprEntry>,
@@ -603,7 +604,9 @@ impl World {
                 valid: true,
             });
         }
-        let mut b = Bench::new(Requester::default(), |u| &mut u.clock);
+        let mut b = Bench::new(Requester::<QP_LOG, { QP_LOG + 4 }>::default(), |u| {
+            &mut u.clock
+        });
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;
