@@ -30,7 +30,8 @@
 //!   without any DMA: the per-QP counters and the DMA write path do not exist yet. This is
 //!   the one documented difference from the model, which writes the counters to host
 //!   memory.
-//! - The responder's QP errors (`s_qperr_*`, valid/ready): in Idle, with no command to
+//! - QP errors (`s_qperr_*`, valid/ready; the engine merges the responder's and the
+//!   requester's): in Idle, with no command to
 //!   start, the engine reads the QP's `qpc`/`qpa` (ErrRead, ErrCapture) and in ErrWrite
 //!   moves `qpa.state` to ERR if the QP exists and is in RTR, RTS or SQD (the states the
 //!   model's responder fails in; a QP reset or destroyed meanwhile is left alone), raising
@@ -306,6 +307,11 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub s_qps_wr_ready: Signal<Out, Bit>,
     pub s_qps_wr_addr: Signal<In, Bits<QA>>,
     pub s_qps_wr_data: Signal<In, QpsEntry>,
+    /// The requester's write port on `qpr` (refused while a command writes it).
+    pub s_qpr_wr_valid: Signal<In, Bit>,
+    pub s_qpr_wr_ready: Signal<Out, Bit>,
+    pub s_qpr_wr_addr: Signal<In, Bits<QA>>,
+    pub s_qpr_wr_data: Signal<In, QprEntry>,
     /// The responder's QP errors: the QP to ERR (ready once `qpa` is written).
     pub s_qperr_valid: Signal<In, Bit>,
     pub s_qperr_ready: Signal<Out, Bit>,
@@ -570,7 +576,6 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     unused_mr_wr_ready: Signal<Local, Bit>,
     unused_qpc_wr_ready: Signal<Local, Bit>,
     unused_qpa_wr_ready: Signal<Local, Bit>,
-    unused_qpr_wr_ready: Signal<Local, Bit>,
 }
 
 impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
@@ -651,6 +656,10 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             s_qps_wr_ready: Default::default(),
             s_qps_wr_addr: Default::default(),
             s_qps_wr_data: Default::default(),
+            s_qpr_wr_valid: Default::default(),
+            s_qpr_wr_ready: Default::default(),
+            s_qpr_wr_addr: Default::default(),
+            s_qpr_wr_data: Default::default(),
             s_qperr_valid: Default::default(),
             s_qperr_ready: Default::default(),
             s_qperr_qpn: Default::default(),
@@ -895,7 +904,6 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             unused_mr_wr_ready: Default::default(),
             unused_qpc_wr_ready: Default::default(),
             unused_qpa_wr_ready: Default::default(),
-            unused_qpr_wr_ready: Default::default(),
         }
     }
 }
@@ -1383,10 +1391,10 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qpr.cmd_rd_en.next = false;
         self.qpr.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_en.next = false;
-        self.qpr.s_wr_valid.next = false;
-        self.qpr.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
-        self.qpr.s_wr_data.next = self.qpr_mod.val();
-        self.unused_qpr_wr_ready.next = self.qpr.s_wr_ready.val();
+        self.qpr.s_wr_valid.next = self.s_qpr_wr_valid.val();
+        self.qpr.s_wr_addr.next = self.s_qpr_wr_addr.val();
+        self.qpr.s_wr_data.next = self.s_qpr_wr_data.val();
+        self.s_qpr_wr_ready.next = self.qpr.s_wr_ready.val();
         self.qpr.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_data.next = self.qpr_mod.val();
         self.qps.cmd_rd_en.next = false;

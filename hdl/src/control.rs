@@ -83,7 +83,14 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qps_wr_ready: Signal<Out, Bit>,
     pub s_qps_wr_addr: Signal<In, Bits<QA>>,
     pub s_qps_wr_data: Signal<In, QpsEntry>,
-    /// The responder's QP errors (`CmdEngine::s_qperr_*`): the QP to ERR.
+    /// The requester's write port on `qpr` (`CmdEngine::s_qpr_wr_*`; refused in the
+    /// cycles a command writes `qpr`).
+    pub s_qpr_wr_valid: Signal<In, Bit>,
+    pub s_qpr_wr_ready: Signal<Out, Bit>,
+    pub s_qpr_wr_addr: Signal<In, Bits<QA>>,
+    pub s_qpr_wr_data: Signal<In, QprEntry>,
+    /// The QP errors of the responder and the requester (`CmdEngine::s_qperr_*`): the QP
+    /// to ERR.
     pub s_qperr_valid: Signal<In, Bit>,
     pub s_qperr_ready: Signal<Out, Bit>,
     pub s_qperr_qpn: Signal<In, Bits<QA>>,
@@ -164,6 +171,10 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qps_wr_ready: Default::default(),
             s_qps_wr_addr: Default::default(),
             s_qps_wr_data: Default::default(),
+            s_qpr_wr_valid: Default::default(),
+            s_qpr_wr_ready: Default::default(),
+            s_qpr_wr_addr: Default::default(),
+            s_qpr_wr_data: Default::default(),
             s_qperr_valid: Default::default(),
             s_qperr_ready: Default::default(),
             s_qperr_qpn: Default::default(),
@@ -260,6 +271,10 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.s_qps_wr_addr.next = self.s_qps_wr_addr.val();
         self.cmd.s_qps_wr_data.next = self.s_qps_wr_data.val();
         self.s_qps_wr_ready.next = self.cmd.s_qps_wr_ready.val();
+        self.cmd.s_qpr_wr_valid.next = self.s_qpr_wr_valid.val();
+        self.cmd.s_qpr_wr_addr.next = self.s_qpr_wr_addr.val();
+        self.cmd.s_qpr_wr_data.next = self.s_qpr_wr_data.val();
+        self.s_qpr_wr_ready.next = self.cmd.s_qpr_wr_ready.val();
         self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
         self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
         self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();

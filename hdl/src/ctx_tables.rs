@@ -16,7 +16,8 @@
 //!
 //! Who uses what: the command engine (`cmd.rs`) creates, modifies and destroys every
 //! entry; `qpc`/`qpa` are read by the requester, responder and completion engine, `qpr`
-//! belongs to the requester (which will also write it: doorbells land in `sq_pi`), `qps`
+//! belongs to the requester (which also writes it through the datapath write port:
+//! doorbells land in `sq_pi`), `qps`
 //! to the responder (which writes it through the datapath write port), `cq` to the
 //! completion engine, `mr` to both DMA users for the protection check. The responder's
 //! replay cache (in the atomic unit) and the
@@ -96,7 +97,8 @@ pub struct CtxTable<const W: usize, const N: usize> {
     pub wr_en: Signal<In, Bit>,
     pub wr_addr: Signal<In, Bits<N>>,
     pub wr_data: Signal<In, Bits<W>>,
-    /// Datapath write (the responder's, on `qps`); taken when `s_wr_valid && s_wr_ready`.
+    /// Datapath write (the responder's on `qps`, the requester's on `qpr`); taken when
+    /// `s_wr_valid && s_wr_ready`.
     /// Refused in a cycle the command port writes.
     pub s_wr_valid: Signal<In, Bit>,
     pub s_wr_ready: Signal<Out, Bit>,

@@ -183,6 +183,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     zero64: Constant<Bits<64>>,
     zero512: Constant<Bits<512>>,
     zero_rec: Constant<Bits<RECORD_BITS>>,
+    zero_qpr: Constant<QprEntry>,
     k_db_rq: Constant<Bits<2>>,
     k_db_cq: Constant<Bits<2>>,
     k_ev_reset: Constant<Bits<2>>,
@@ -199,6 +200,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_ctl_s_qpr_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_qpr_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_qpr_rd_data: Signal<Local, QprEntry>,
+    unused_ctl_s_qpr_wr_ready: Signal<Local, Bit>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
     unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
@@ -329,6 +331,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             zero64: Constant::new(0u64.to_bits()),
             zero512: Constant::new(0u64.to_bits()),
             zero_rec: Constant::new(0u64.to_bits()),
+            zero_qpr: Constant::new(0u64.to_bits()),
             k_db_rq: Constant::new(DB_RQ.to_bits()),
             k_db_cq: Constant::new(DB_CQ.to_bits()),
             k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
@@ -344,6 +347,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_ctl_s_qpr_rd_ready: Default::default(),
             unused_ctl_m_qpr_rd_valid: Default::default(),
             unused_ctl_m_qpr_rd_data: Default::default(),
+            unused_ctl_s_qpr_wr_ready: Default::default(),
             unused_rx_m_hdr_solicited: Default::default(),
             unused_rx_m_hdr_migreq: Default::default(),
             unused_rx_m_hdr_pad: Default::default(),
@@ -597,6 +601,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_ctl_s_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
         self.unused_ctl_m_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
         self.unused_ctl_m_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
+        self.control.s_qpr_wr_valid.next = false;
+        self.control.s_qpr_wr_addr.next = self.zero64.val().get_bits::<QA>(0);
+        self.control.s_qpr_wr_data.next = self.zero_qpr.val();
+        self.unused_ctl_s_qpr_wr_ready.next = self.control.s_qpr_wr_ready.val();
 
         // ---- MR checks: responder -> MrCheck -> mr table ----
         self.mr.s_req_valid.next = self.resp.m_mr_req_valid.val();
