@@ -72,6 +72,8 @@
 //!   payload merge, ICRC insertion), one beat per cycle; its leaves in [`tx_leaves`].
 //! - [`tx_arbiter::TxArbiter`]: responder before requester, whole frames.
 //! - [`tx_path::TxPath`]: the TX back end, the arbiter feeding the frame builder.
+//! - [`rsp_order::RspOrder`]: the responder's ACK/NAK records, READ responses and atomic
+//!   ACKs merged in the order the responder decided them (the model's one response queue).
 //! - [`rx_parser::RxParser`]: the verdict on each received frame (the checks of
 //!   `RoceRepr::parse`, the ICRC, the MAC error flag, the destination address).
 //! - [`rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
@@ -130,6 +132,7 @@ pub mod req_rx_check;
 pub mod requester;
 pub mod resp_check;
 pub mod responder;
+pub mod rsp_order;
 pub mod rx_fifo;
 pub mod rx_parser;
 pub mod segmenter;
