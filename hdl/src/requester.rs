@@ -1594,7 +1594,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.chk.s_op_resp.next = self.op_u.resp.val();
         self.chk.s_op_len.next = self.op_u.len.val();
         self.chk.s_op_pmtu.next = self.op_u.pmtu.val();
-        self.chk.s_op_done.next = self.op_u.done.val().get_bit(0);
+        self.chk.s_op_done.next = self.op_u.done.val() != self.k_zero1.val();
         self.st8a.hi.next = self.k_zero3.val();
         self.st8a.lo.next = self.chk.m_fail0_status.val();
         self.st8b.hi.next = self.k_zero3.val();
