@@ -2049,13 +2049,13 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_rx_drain.val();
             }
         }
-        if self.state.q.val() == self.k_rx_drain.val() {
-            if !self.pay_left.q.val() | (self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val()) {
-                self.pay_left.d.next = false;
-                self.state.d.next = self.k_ret_rd.val();
-                if self.rx_unk.q.val() {
-                    self.state.d.next = self.k_idle.val();
-                }
+        if (self.state.q.val() == self.k_rx_drain.val())
+            & (!self.pay_left.q.val() | (self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val()))
+        {
+            self.pay_left.d.next = false;
+            self.state.d.next = self.k_ret_rd.val();
+            if self.rx_unk.q.val() {
+                self.state.d.next = self.k_idle.val();
             }
         }
         // retire: done ops leave the ring head in SQ order (the model's retire)
