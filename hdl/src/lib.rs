@@ -83,8 +83,10 @@
 //!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
 //! - [`wqe_fetch::WqeFetch`]: one send WQE read from the SQ ring by DMA and decoded
 //!   (`SendWqe::from_bytes`).
-//! - [`requester::Requester`]: the requester's sequencer, transmit half (SQ doorbells,
-//!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`).
+//! - [`requester::Requester`]: the requester's sequencer: transmit half (SQ doorbells,
+//!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`)
+//!   and the receive half's fault-free path (responses through `ReqRxCheck`, READ/atomic
+//!   results by DMA write, retire with send CQEs; no go-back-N, timers or RNR waits yet).
 //! - [`read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
 //!   flight, records and payload in order as the model's `exec_read` sends them.
 //! - [`atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the
@@ -362,7 +364,7 @@ impl Design {
             Design::RxFifo | Design::Control => Some(Design::Engine),
             Design::RegFile => Some(Design::Control),
             Design::RespCheck => Some(Design::Responder),
-            Design::Segmenter | Design::WqeFetch => Some(Design::Requester),
+            Design::Segmenter | Design::WqeFetch | Design::ReqRxCheck => Some(Design::Requester),
             _ => None,
         }
     }

@@ -41,8 +41,9 @@
 //! walk (0 = the oldest). Codes: [`CNT_NONE`].. for `m_count`, [`CUR_KEEP`].. for
 //! `m_cursor`, [`TMR_KEEP`].. for `m_timer`, `ibv_wc_status` values for the fail statuses.
 //!
-//! Not done: the op ring itself and the sequencer that applies the decision (marks ops
-//! done, writes `qpr`, rewinds the `Segmenter`, DMAs the payload, arms `QpTimers`).
+//! `Requester` (its receive half) applies the decision: ops marked done or failed, `qpr`
+//! written, the payload written by DMA, ops retired. Not applied yet there: `m_cursor`
+//! (the `Segmenter` rewind), `m_timer` (`QpTimers`), `m_rnr_wait`, `m_rewound`.
 
 use crate::cat::Cat;
 use crate::prelude::*;

@@ -1,4 +1,5 @@
-//! `Requester`: the requester's sequencer, transmit half, and its per-QP op ring.
+//! `Requester`: the requester's sequencer (transmit half, and the receive half's
+//! fault-free path) and its per-QP op ring.
 //!
 //! ```text
 //!  s_sq_db --> read qpc, qpa, qpr --> qpr.sq_pi written
@@ -42,9 +43,49 @@
 //!   its status (`m_cqe_*`: wr_id, byte_len = the WQE's length, wqe_index, the WC opcode,
 //!   the send CQ, src_qp = dest QPN) and `m_qp_err` pulses (the model's `retire` ->
 //!   `enter_error`). Behind outstanding ops it is appended done with its status: its CQE
-//!   is the receive half's (retire in SQ order; not done yet).
+//!   is the receive half's (retire in SQ order).
 //! - `note_request_sent`: each record the Segmenter hands on sets the QP's `sent_end` to
 //!   its PSN + 1 (no retransmissions yet, so every PSN is new).
+//!
+//! # The receive half (fault-free path)
+//!
+//! ```text
+//!  s_rsp (record) --> [IDLE, between QP visits] read qpc, qpa, qpr
+//!     --> present and RTS/SQD? (else UnknownQpDrops, payload drained)
+//!     --> walk the ring (sq_ci .. sq_fetch) through ReqRxCheck --> the decision
+//!     --> counter pulse; una / retry_left / rnr_left; ops acknowledged or failed
+//!         (an apply pass rewrites each op of the ring)
+//!     --> delivery: READ payload (s_rsp_pay) or the atomic's original value
+//!         --> m_dma_wr at the op's iova + offset --> status --> resp + 1 / done, or
+//!         LOC_ACCESS_ERR + DmaFaults; progress (una, retries reloaded)
+//!     --> payload not delivered: drained
+//!     --> retire: done ops leave the head in SQ order (sq_ci + 1; READ/atomic count - 1);
+//!         a signaled success or an error op -> m_cqe; an error op -> m_qp_err, stop
+//!     --> qpr written --> the same QP again (fetch resumes)
+//! ```
+//!
+//! In the one FSM, so every `qpr` read-modify-write and ring access stays serialized: a
+//! waiting response is taken in IDLE before a doorbell or the scan. It matches the model's
+//! `requester_rx` -> `apply_response` (counter, `ack_upto`, `una_psn` / `retry_left` /
+//! `rnr_left`, `fails` with status and syndrome = the CQE's `vendor_err`, the delivery, a
+//! failed write -> LOC_ACCESS_ERR, `progress`) -> `retire` (`send_cqe`: wr_id, byte_len =
+//! the op's length, wqe_index, WC opcode, status, vendor_err; an error op -> the QP-error
+//! pulse as `enter_error` is entered). Receive counters come out on `m_rx_cnt_*`
+//! (NaksReceived, RnrNaksReceived, Duplicates, MalformedDrops, UnknownQpDrops), a refused
+//! write on `m_cnt_dma_faults`.
+//!
+//! `diff::responses_match_the_model` holds it to the model: both sides' requests answered
+//! by a responder model each, the responses fed back, CQEs (successes too), QP errors, the
+//! emptied ring and window, host memory (READ/atomic results) and the counters compared.
+//!
+//! Not done in the receive half (decisions ReqRxCheck makes that are not applied yet):
+//! the transmit cursor (go-back-N rewind through a Segmenter job with `start_pkt`, the stop
+//! of a failed QP's queued requests), the ACK timer (`QpTimers` arm/clear, its expiry:
+//! `use_retry` + rewind), the RNR wait, `rewound_to` (no `qpr` field; the check is given
+//! "none"), so a lost or duplicated response, an RNR NAK, a sequence-error NAK or a timeout
+//! are not handled as the model does. A READ response for the op is written only when it
+//! is in order (the decision's delivery). Also not done: the WR_FLUSH_ERR flush when the
+//! QP enters the error state.
 //!
 //! # How it is held to the model
 //!
@@ -53,7 +94,8 @@
 //! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
 //! errors, `next_psn` and the ring compared each round, and every fetch held back must be
 //! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
-//! limit are not reached there.
+//! limit are not reached there. `requester::diff::responses_match_the_model` adds a
+//! responder model as the peer of each side (up to 32 WQEs a round: the ring fills).
 //!
 //! # Differences and what is not done
 //!
@@ -62,9 +104,10 @@
 //!   a message's first packets as soon as each fits. Without ACKs the model then sends a
 //!   prefix of such a message and the RTL nothing of it.
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
-//! - The receive half: retiring ops, success CQEs, `una_psn`/retry/RNR, go-back-N
-//!   (`start_pkt`), `QpTimers`, READ/atomic delivery; the decrement of the outstanding
-//!   READ/atomic count (done when such ops retire).
+//!   With responses the block fetches the 17th WQE once the oldest op retires; the order
+//!   of frames and completions per QP is the model's.
+//! - The receive half's fault paths (see above): go-back-N (`start_pkt`), `QpTimers`,
+//!   RNR waits, `rewound_to`.
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
@@ -81,7 +124,7 @@ use crate::ctx_tables::{
 };
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
-use crate::req_rx_check::{KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS};
+use crate::req_rx_check::{ReqRxCheck, KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS};
 use crate::segmenter::Segmenter;
 use crate::tx_arbiter::RECORD_BITS;
 use crate::wqe_fetch::WqeFetch;
@@ -95,12 +138,12 @@ pub const WINDOW: u64 = 1024;
 crate::packed_layout!(
     /// An op of the ring (what the model's `SendOp` keeps that the requester needs).
     op_layout, OpPack; wr_id: 64, signaled: 1, wc_opcode: 3, kind: 2, iova: 64, len: 32,
-    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8
+    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8, vendor: 8
 );
 crate::unpack_fields!(
     /// Every field of an op.
     OpUnpack, op_layout; wr_id: 64, signaled: 1, wc_opcode: 3, kind: 2, iova: 64, len: 32,
-    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8
+    first_psn: 24, npsn: 24, resp: 24, pmtu: 3, done: 1, status: 8, vendor: 8
 );
 pub type OpEntry = Bits<{ op_layout::BITS }>;
 
@@ -111,7 +154,7 @@ crate::unpack_fields!(
 crate::unpack_fields!(
     /// The attributes the requester reads.
     QpaFields, qpa_layout; state: 3, pmtu: 3, dest_qpn: 24, dest_mac: 48, dest_ip: 32,
-    udp_sport: 16, max_rd_atomic: 5
+    udp_sport: 16, retry_cnt: 3, rnr_retry: 3, max_rd_atomic: 5
 );
 crate::unpack_fields!(
     /// The requester state.
@@ -140,6 +183,24 @@ const S_APPEND: u64 = 16;
 const S_JOB: u64 = 17;
 const S_WQPR: u64 = 18;
 const S_CQE: u64 = 19;
+const S_RX_UNK: u64 = 20;
+const S_RX_START: u64 = 21;
+const S_RX_WALK: u64 = 22;
+const S_RX_DEC: u64 = 23;
+const S_RX_PASS: u64 = 24;
+const S_RX_DRD: u64 = 25;
+const S_RX_DREQ: u64 = 26;
+const S_RX_DDATA: u64 = 27;
+const S_RX_DST: u64 = 28;
+const S_RX_DWR: u64 = 29;
+const S_RX_DRAIN: u64 = 30;
+const S_RET_RD: u64 = 31;
+const S_RET_CHK: u64 = 32;
+const S_RET_CQE: u64 = 33;
+
+/// `m_rx_cnt_code` of a response for a QP that cannot take it (UnknownQpDrops); the other
+/// codes are [`ReqRxCheck`]'s `CNT_*`.
+pub const CNT_UNKNOWN_QP: u64 = 5;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
@@ -239,7 +300,9 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub m_sent_qpn: Signal<Out, Bits<QA>>,
     pub m_sent_psn: Signal<Out, Bits<24>>,
 
-    /// Send completions (`Completion`'s `s_cqe_*`): today only WQEs that fail validation.
+    /// Send completions (`Completion`'s `s_cqe_*`): a WQE that fails validation at the
+    /// head of the SQ, and every op the receive half retires that is signaled or failed
+    /// (`vendor_err` = the NAK's syndrome).
     pub m_cqe_valid: Signal<Out, Bit>,
     pub m_cqe_ready: Signal<In, Bit>,
     pub m_cqe_cqn: Signal<Out, Bits<8>>,
@@ -254,13 +317,57 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub m_cqe_wc_flags: Signal<Out, Bits<8>>,
     pub m_cqe_vendor_err: Signal<Out, Bits<8>>,
 
-    /// The QP must enter the error state (pulse): a failed WQE completed at the head of
-    /// the SQ, or its SQ could not be read.
+    /// The QP must enter the error state (pulse): a failed op completed at the head of
+    /// the SQ (a WQE that failed validation, an op a NAK or a refused write failed), or
+    /// its SQ could not be read.
     pub m_qp_err_valid: Signal<Out, Bit>,
     pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
-    /// DmaFaults (pulse; per QP and global): an SQ slot or a payload could not be read.
+    /// DmaFaults (pulse; per QP and global): an SQ slot or a payload could not be read,
+    /// or a READ/atomic result could not be written.
     pub m_cnt_dma_faults: Signal<Out, Bit>,
     pub m_cnt_qpn: Signal<Out, Bits<QA>>,
+
+    /// Responses to our requests (the RX front end's header records of ACKs, NAKs, READ
+    /// responses and atomic ACKs): the BTH's destination QP, opcode and PSN, the AETH's
+    /// syndrome, the AtomicAckETH's original value, the payload length (without pad).
+    pub s_rsp_valid: Signal<In, Bit>,
+    pub s_rsp_ready: Signal<Out, Bit>,
+    pub s_rsp_qpn: Signal<In, Bits<24>>,
+    pub s_rsp_opcode: Signal<In, Bits<8>>,
+    pub s_rsp_psn: Signal<In, Bits<24>>,
+    pub s_rsp_has_aeth: Signal<In, Bit>,
+    pub s_rsp_syndrome: Signal<In, Bits<8>>,
+    pub s_rsp_has_atomic_ack: Signal<In, Bit>,
+    pub s_rsp_orig: Signal<In, Bits<64>>,
+    pub s_rsp_payload_len: Signal<In, Bits<16>>,
+    /// The payload of each response with `payload_len > 0`, lane 0 first. Always consumed:
+    /// written to host memory (an in-order READ response) or drained.
+    pub s_rsp_pay_tdata: Signal<In, Bits<DATA_BITS>>,
+    pub s_rsp_pay_tkeep: Signal<In, Bits<64>>,
+    pub s_rsp_pay_tlast: Signal<In, Bit>,
+    pub s_rsp_pay_tvalid: Signal<In, Bit>,
+    pub s_rsp_pay_tready: Signal<Out, Bit>,
+    /// DMA write client (the contract's write stream): a READ response's payload at the
+    /// op's local IOVA + offset, an atomic's original value (8 bytes); one request per
+    /// response, data from lane 0, one status per write.
+    pub m_dma_wr_req_valid: Signal<Out, Bit>,
+    pub m_dma_wr_req_ready: Signal<In, Bit>,
+    pub m_dma_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_wr_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_wr_data_valid: Signal<Out, Bit>,
+    pub m_dma_wr_data_ready: Signal<In, Bit>,
+    pub m_dma_wr_data: Signal<Out, Bits<DATA_BITS>>,
+    pub m_dma_wr_data_keep: Signal<Out, Bits<64>>,
+    pub m_dma_wr_data_last: Signal<Out, Bit>,
+    pub s_dma_wr_status_valid: Signal<In, Bit>,
+    pub s_dma_wr_status_err: Signal<In, Bit>,
+    /// Receive counters (pulse): `m_rx_cnt_code` is `ReqRxCheck`'s `CNT_*` (NaksReceived,
+    /// RnrNaksReceived, Duplicates, MalformedDrops) or [`CNT_UNKNOWN_QP`]; counted for QP
+    /// `m_rx_cnt_qpn` too when `m_rx_cnt_per_qp` (else only globally).
+    pub m_rx_cnt_valid: Signal<Out, Bit>,
+    pub m_rx_cnt_code: Signal<Out, Bits<3>>,
+    pub m_rx_cnt_per_qp: Signal<Out, Bit>,
+    pub m_rx_cnt_qpn: Signal<Out, Bits<QA>>,
 
     /// The op ring's walk port (for the receive half and `ReqRxCheck`): op `slot` of QP
     /// `qpn` (slot = SQ index mod 16; the oldest is `qpr.sq_ci`), fields one cycle later.
@@ -278,8 +385,14 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub m_op_pmtu: Signal<Out, Bits<3>>,
     pub m_op_done: Signal<Out, Bits<1>>,
     pub m_op_status: Signal<Out, Bits<8>>,
+    pub m_op_vendor: Signal<Out, Bits<8>>,
 
     // ---- sub-blocks ----
+    chk: ReqRxCheck,
+    orig512: Cat<448, 64, 512>,
+    doff64: Cat<32, 32, 64>,
+    st8a: Cat<3, 5, 8>,
+    st8b: Cat<3, 5, 8>,
     fetch: WqeFetch<QA>,
     seg: Segmenter<QA>,
     ring: RAM<OpEntry, RA>,
@@ -300,7 +413,41 @@ pub struct Requester<const QA: usize, const RA: usize> {
     wcop8: Cat<5, 3, 8>,
 
     // ---- registers ----
-    state: DFF<Bits<5>>,
+    mode_rx: DFF<Bit>,
+    rx_unk: DFF<Bit>,
+    rx_glob: DFF<Bit>,
+    rx_qpn: DFF<Bits<24>>,
+    rx_opcode: DFF<Bits<8>>,
+    rx_psn: DFF<Bits<24>>,
+    rx_has_aeth: DFF<Bit>,
+    rx_syn: DFF<Bits<8>>,
+    rx_has_aa: DFF<Bit>,
+    rx_orig: DFF<Bits<64>>,
+    rx_plen: DFF<Bits<16>>,
+    pay_left: DFF<Bit>,
+    retry_cnt: DFF<Bits<3>>,
+    rnr_retry: DFF<Bits<3>>,
+    wk: DFF<Bits<5>>,
+    wk_v: DFF<Bit>,
+    wslot: DFF<Bits<4>>,
+    pslot: DFF<Bits<4>>,
+    pidx: DFF<Bits<5>>,
+    l_upto: DFF<Bits<5>>,
+    l_f0v: DFF<Bit>,
+    l_f0op: DFF<Bits<5>>,
+    l_f0st: DFF<Bits<8>>,
+    l_f0syn: DFF<Bits<8>>,
+    l_f1v: DFF<Bit>,
+    l_f1op: DFF<Bits<5>>,
+    l_f1st: DFF<Bits<8>>,
+    l_f1syn: DFF<Bits<8>>,
+    l_dv: DFF<Bit>,
+    l_dop: DFF<Bits<5>>,
+    l_doff: DFF<Bits<32>>,
+    l_datomic: DFF<Bit>,
+    l_duna: DFF<Bits<24>>,
+    dok: DFF<Bit>,
+    state: DFF<Bits<6>>,
     qpn: DFF<Bits<QA>>,
     scan: DFF<Bits<QA>>,
     mode_db: DFF<Bit>,
@@ -351,6 +498,32 @@ pub struct Requester<const QA: usize, const RA: usize> {
     iova: DFF<Bits<64>>,
 
     // ---- combinational ----
+    qp_fits: Signal<Local, Bit>,
+    rx_can: Signal<Local, Bit>,
+    ring_n: Signal<Local, Bits<32>>,
+    n5: Signal<Local, Bits<5>>,
+    unused_ring_n: Signal<Local, Bits<27>>,
+    dslot: Signal<Local, Bits<4>>,
+    unused_dop: Signal<Local, Bit>,
+    p_hit: Signal<Local, Bit>,
+    p_f0: Signal<Local, Bit>,
+    p_f1: Signal<Local, Bit>,
+    nd: Signal<Local, Bits<1>>,
+    nst: Signal<Local, Bits<8>>,
+    nven: Signal<Local, Bits<8>>,
+    nresp: Signal<Local, Bits<24>>,
+    resp1: Signal<Local, Bits<24>>,
+    rd_like_op: Signal<Local, Bit>,
+    rx_st: Signal<Local, Bit>,
+    unused_cursor: Signal<Local, Bits<2>>,
+    unused_cursor_psn: Signal<Local, Bits<24>>,
+    unused_timer: Signal<Local, Bits<2>>,
+    unused_rnr_wait: Signal<Local, Bit>,
+    unused_rnr_timer: Signal<Local, Bits<5>>,
+    unused_rewound_valid: Signal<Local, Bit>,
+    unused_rewound: Signal<Local, Bits<24>>,
+    unused_dlv_len: Signal<Local, Bits<32>>,
+    unused_activate: Signal<Local, Bit>,
     known: Signal<Local, Bit>,
     kind: Signal<Local, Bits<2>>,
     wc_op: Signal<Local, Bits<3>>,
@@ -388,26 +561,48 @@ pub struct Requester<const QA: usize, const RA: usize> {
     unused_wqe_index: Signal<Local, Bits<32>>,
 
     // ---- constants ----
-    k_idle: Constant<Bits<5>>,         // = S_IDLE
-    k_rd_c: Constant<Bits<5>>,         // = S_RD_C
-    k_w_c: Constant<Bits<5>>,          // = S_W_C
-    k_rd_a: Constant<Bits<5>>,         // = S_RD_A
-    k_w_a: Constant<Bits<5>>,          // = S_W_A
-    k_rd_r: Constant<Bits<5>>,         // = S_RD_R
-    k_w_r: Constant<Bits<5>>,          // = S_W_R
-    k_wr_db: Constant<Bits<5>>,        // = S_WR_DB
-    k_decide: Constant<Bits<5>>,       // = S_DECIDE
-    k_fetch: Constant<Bits<5>>,        // = S_FETCH
-    k_wqe: Constant<Bits<5>>,          // = S_WQE
-    k_check: Constant<Bits<5>>,        // = S_CHECK
-    k_fault: Constant<Bits<5>>,        // = S_FAULT
-    k_mr_req: Constant<Bits<5>>,       // = S_MR_REQ
-    k_mr_res: Constant<Bits<5>>,       // = S_MR_RES
-    k_fit: Constant<Bits<5>>,          // = S_FIT
-    k_append: Constant<Bits<5>>,       // = S_APPEND
-    k_job: Constant<Bits<5>>,          // = S_JOB
-    k_wqpr: Constant<Bits<5>>,         // = S_WQPR
-    k_cqe: Constant<Bits<5>>,          // = S_CQE
+    k_rx_unk: Constant<Bits<6>>,
+    k_rx_start: Constant<Bits<6>>,
+    k_rx_walk: Constant<Bits<6>>,
+    k_rx_dec: Constant<Bits<6>>,
+    k_rx_pass: Constant<Bits<6>>,
+    k_rx_drd: Constant<Bits<6>>,
+    k_rx_dreq: Constant<Bits<6>>,
+    k_rx_ddata: Constant<Bits<6>>,
+    k_rx_dst: Constant<Bits<6>>,
+    k_rx_dwr: Constant<Bits<6>>,
+    k_rx_drain: Constant<Bits<6>>,
+    k_ret_rd: Constant<Bits<6>>,
+    k_ret_chk: Constant<Bits<6>>,
+    k_ret_cqe: Constant<Bits<6>>,
+    k_sqd: Constant<Bits<3>>,
+    k_cnt_unk: Constant<Bits<3>>,
+    k_qa24: Constant<Bits<24>>,
+    k_eight16: Constant<Bits<16>>,
+    k_keep8: Constant<Bits<64>>,
+    k_zero448: Constant<Bits<448>>,
+    k_st_access: Constant<Bits<8>>,
+    k_one4: Constant<Bits<4>>,
+    k_idle: Constant<Bits<6>>,         // = S_IDLE
+    k_rd_c: Constant<Bits<6>>,         // = S_RD_C
+    k_w_c: Constant<Bits<6>>,          // = S_W_C
+    k_rd_a: Constant<Bits<6>>,         // = S_RD_A
+    k_w_a: Constant<Bits<6>>,          // = S_W_A
+    k_rd_r: Constant<Bits<6>>,         // = S_RD_R
+    k_w_r: Constant<Bits<6>>,          // = S_W_R
+    k_wr_db: Constant<Bits<6>>,        // = S_WR_DB
+    k_decide: Constant<Bits<6>>,       // = S_DECIDE
+    k_fetch: Constant<Bits<6>>,        // = S_FETCH
+    k_wqe: Constant<Bits<6>>,          // = S_WQE
+    k_check: Constant<Bits<6>>,        // = S_CHECK
+    k_fault: Constant<Bits<6>>,        // = S_FAULT
+    k_mr_req: Constant<Bits<6>>,       // = S_MR_REQ
+    k_mr_res: Constant<Bits<6>>,       // = S_MR_RES
+    k_fit: Constant<Bits<6>>,          // = S_FIT
+    k_append: Constant<Bits<6>>,       // = S_APPEND
+    k_job: Constant<Bits<6>>,          // = S_JOB
+    k_wqpr: Constant<Bits<6>>,         // = S_WQPR
+    k_cqe: Constant<Bits<6>>,          // = S_CQE
     k_rts: Constant<Bits<3>>,          // = 3
     k_zero1: Constant<Bits<1>>,        // = 0
     k_one1: Constant<Bits<1>>,         // = 1
@@ -441,6 +636,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_wc_cmp_swap: Constant<Bits<3>>,  // = 3
     k_wc_fetch_add: Constant<Bits<3>>, // = 4
     k_need_write: Constant<Bits<4>>,   // = 1
+    k_zero16: Constant<Bits<16>>,      // = 0
     k_zero24: Constant<Bits<24>>,      // = 0
     k_one24: Constant<Bits<24>>,       // = 1
     k_zero32: Constant<Bits<32>>,      // = 0
@@ -574,6 +770,102 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_op_pmtu: Default::default(),
             m_op_done: Default::default(),
             m_op_status: Default::default(),
+            s_rsp_valid: Default::default(),
+            s_rsp_ready: Default::default(),
+            s_rsp_qpn: Default::default(),
+            s_rsp_opcode: Default::default(),
+            s_rsp_psn: Default::default(),
+            s_rsp_has_aeth: Default::default(),
+            s_rsp_syndrome: Default::default(),
+            s_rsp_has_atomic_ack: Default::default(),
+            s_rsp_orig: Default::default(),
+            s_rsp_payload_len: Default::default(),
+            s_rsp_pay_tdata: Default::default(),
+            s_rsp_pay_tkeep: Default::default(),
+            s_rsp_pay_tlast: Default::default(),
+            s_rsp_pay_tvalid: Default::default(),
+            s_rsp_pay_tready: Default::default(),
+            m_dma_wr_req_valid: Default::default(),
+            m_dma_wr_req_ready: Default::default(),
+            m_dma_wr_req_addr: Default::default(),
+            m_dma_wr_req_len: Default::default(),
+            m_dma_wr_data_valid: Default::default(),
+            m_dma_wr_data_ready: Default::default(),
+            m_dma_wr_data: Default::default(),
+            m_dma_wr_data_keep: Default::default(),
+            m_dma_wr_data_last: Default::default(),
+            s_dma_wr_status_valid: Default::default(),
+            s_dma_wr_status_err: Default::default(),
+            m_rx_cnt_valid: Default::default(),
+            m_rx_cnt_code: Default::default(),
+            m_rx_cnt_per_qp: Default::default(),
+            m_rx_cnt_qpn: Default::default(),
+            m_op_vendor: Default::default(),
+            chk: Default::default(),
+            orig512: Default::default(),
+            doff64: Default::default(),
+            st8a: Default::default(),
+            st8b: Default::default(),
+            mode_rx: Default::default(),
+            rx_unk: Default::default(),
+            rx_glob: Default::default(),
+            rx_qpn: Default::default(),
+            rx_opcode: Default::default(),
+            rx_psn: Default::default(),
+            rx_has_aeth: Default::default(),
+            rx_syn: Default::default(),
+            rx_has_aa: Default::default(),
+            rx_orig: Default::default(),
+            rx_plen: Default::default(),
+            pay_left: Default::default(),
+            retry_cnt: Default::default(),
+            rnr_retry: Default::default(),
+            wk: Default::default(),
+            wk_v: Default::default(),
+            wslot: Default::default(),
+            pslot: Default::default(),
+            pidx: Default::default(),
+            l_upto: Default::default(),
+            l_f0v: Default::default(),
+            l_f0op: Default::default(),
+            l_f0st: Default::default(),
+            l_f0syn: Default::default(),
+            l_f1v: Default::default(),
+            l_f1op: Default::default(),
+            l_f1st: Default::default(),
+            l_f1syn: Default::default(),
+            l_dv: Default::default(),
+            l_dop: Default::default(),
+            l_doff: Default::default(),
+            l_datomic: Default::default(),
+            l_duna: Default::default(),
+            dok: Default::default(),
+            qp_fits: Default::default(),
+            rx_can: Default::default(),
+            ring_n: Default::default(),
+            n5: Default::default(),
+            unused_ring_n: Default::default(),
+            dslot: Default::default(),
+            unused_dop: Default::default(),
+            p_hit: Default::default(),
+            p_f0: Default::default(),
+            p_f1: Default::default(),
+            nd: Default::default(),
+            nst: Default::default(),
+            nven: Default::default(),
+            nresp: Default::default(),
+            resp1: Default::default(),
+            rd_like_op: Default::default(),
+            rx_st: Default::default(),
+            unused_cursor: Default::default(),
+            unused_cursor_psn: Default::default(),
+            unused_timer: Default::default(),
+            unused_rnr_wait: Default::default(),
+            unused_rnr_timer: Default::default(),
+            unused_rewound_valid: Default::default(),
+            unused_rewound: Default::default(),
+            unused_dlv_len: Default::default(),
+            unused_activate: Default::default(),
             fetch: Default::default(),
             seg: Default::default(),
             ring: Default::default(),
@@ -676,6 +968,28 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             unused_seg_err_psn: Default::default(),
             unused_wqe_qpn: Default::default(),
             unused_wqe_index: Default::default(),
+            k_rx_unk: k(S_RX_UNK),
+            k_rx_start: k(S_RX_START),
+            k_rx_walk: k(S_RX_WALK),
+            k_rx_dec: k(S_RX_DEC),
+            k_rx_pass: k(S_RX_PASS),
+            k_rx_drd: k(S_RX_DRD),
+            k_rx_dreq: k(S_RX_DREQ),
+            k_rx_ddata: k(S_RX_DDATA),
+            k_rx_dst: k(S_RX_DST),
+            k_rx_dwr: k(S_RX_DWR),
+            k_rx_drain: k(S_RX_DRAIN),
+            k_ret_rd: k(S_RET_RD),
+            k_ret_chk: k(S_RET_CHK),
+            k_ret_cqe: k(S_RET_CQE),
+            k_sqd: k(4),
+            k_cnt_unk: k(CNT_UNKNOWN_QP),
+            k_qa24: k(QA as u64),
+            k_eight16: k(8),
+            k_keep8: k(0xff),
+            k_zero448: k(0),
+            k_st_access: k(8),
+            k_one4: k(1),
             k_idle: k(S_IDLE),
             k_rd_c: k(S_RD_C),
             k_w_c: k(S_W_C),
@@ -729,6 +1043,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_wc_cmp_swap: k(3),
             k_wc_fetch_add: k(4),
             k_need_write: k(1),
+            k_zero16: k(0),
             k_zero24: k(0),
             k_one24: k(1),
             k_zero32: k(0),
@@ -810,9 +1125,44 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             err_head,
             job_taken,
             status,
-            iova
+            iova,
+            mode_rx,
+            rx_unk,
+            rx_glob,
+            rx_qpn,
+            rx_opcode,
+            rx_psn,
+            rx_has_aeth,
+            rx_syn,
+            rx_has_aa,
+            rx_orig,
+            rx_plen,
+            pay_left,
+            retry_cnt,
+            rnr_retry,
+            wk,
+            wk_v,
+            wslot,
+            pslot,
+            pidx,
+            l_upto,
+            l_f0v,
+            l_f0op,
+            l_f0st,
+            l_f0syn,
+            l_f1v,
+            l_f1op,
+            l_f1st,
+            l_f1syn,
+            l_dv,
+            l_dop,
+            l_doff,
+            l_datomic,
+            l_duna,
+            dok
         );
-        clock!(self, clock, fetch, seg);
+        clock!(self, clock, fetch, seg, chk);
+        self.chk.reset.next = self.reset.val();
         self.fetch.reset.next = self.reset.val();
         self.seg.reset.next = self.reset.val();
         self.ring.read_clock.next = self.clock.val();
@@ -1004,6 +1354,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.op_p.pmtu.next = self.pmtu.q.val();
         self.op_p.done.next = self.done1.val();
         self.op_p.status.next = self.status.q.val();
+        self.op_p.vendor.next = self.k_zero8.val();
         self.ring.write_data.next = self.op_p.y.val();
         self.ring.write_enable.next = self.state.q.val() == self.k_append.val();
         self.op_u.x.next = self.ring.read_data.val();
@@ -1019,6 +1370,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_op_pmtu.next = self.op_u.pmtu.val();
         self.m_op_done.next = self.op_u.done.val();
         self.m_op_status.next = self.op_u.status.val();
+        self.m_op_vendor.next = self.op_u.vendor.val();
 
         // ---- WQE fetch ----
         self.fetch.s_req_valid.next = self.state.q.val() == self.k_fetch.val();
@@ -1145,8 +1497,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
 
         // ---- outputs' defaults ----
-        self.s_sq_db_ready.next =
-            (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
+        self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
+            & !self.serr_pend.q.val()
+            & !self.s_rsp_valid.val();
+        self.s_rsp_ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
         self.m_qpc_rd_valid.next = self.state.q.val() == self.k_rd_c.val();
         self.m_qpa_rd_valid.next = self.state.q.val() == self.k_rd_a.val();
         self.m_qpr_rd_valid.next = self.state.q.val() == self.k_rd_r.val();
@@ -1165,7 +1519,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
-        self.m_cqe_valid.next = self.state.q.val() == self.k_cqe.val();
+        self.m_cqe_valid.next =
+            (self.state.q.val() == self.k_cqe.val()) | (self.state.q.val() == self.k_ret_cqe.val());
         self.m_cqe_cqn.next = self.send_cqn.q.val();
         self.m_cqe_wr_id.next = self.w_wr_id.q.val();
         self.m_cqe_byte_len.next = self.len.val();
@@ -1177,13 +1532,25 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_cqe_status.next = self.status.q.val();
         self.m_cqe_wc_flags.next = self.k_zero8.val();
         self.m_cqe_vendor_err.next = self.k_zero8.val();
+        if self.state.q.val() == self.k_ret_cqe.val() {
+            self.wcop8.lo.next = self.op_u.wc_opcode.val();
+            self.m_cqe_wr_id.next = self.op_u.wr_id.val();
+            self.m_cqe_byte_len.next = self.op_u.len.val();
+            self.m_cqe_wqe_index.next = self.sq_ci.q.val();
+            self.m_cqe_status.next = self.op_u.status.val();
+            self.m_cqe_vendor_err.next = self.op_u.vendor.val();
+        }
         self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
             & self.m_qpr_wr_ready.val()
             & self.err_head.q.val())
-            | (self.state.q.val() == self.k_fault.val());
+            | (self.state.q.val() == self.k_fault.val())
+            | ((self.state.q.val() == self.k_ret_cqe.val())
+                & self.m_cqe_ready.val()
+                & (self.op_u.status.val() != self.k_zero8.val()));
         self.m_qp_err_qpn.next = self.qpn.q.val();
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
-            | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val());
+            | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
+            | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
         self.m_cnt_qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
             self.m_cnt_qpn.next = self.serr_qpn.q.val();
@@ -1192,11 +1559,205 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             | ((self.state.q.val() == self.k_job.val()) & self.job_taken.q.val())
             | ((self.state.q.val() == self.k_cqe.val()) & self.m_cqe_ready.val());
 
+        // ---- the receive half: the decision (ReqRxCheck over a walk of the ring) ----
+        self.qp_fits.next = (self.rx_qpn.q.val() >> self.k_qa24.val()) == self.k_zero24.val();
+        self.rx_can.next = self.present.q.val()
+            & self.qp_fits.val()
+            & ((self.qp_state.q.val() == self.k_rts.val())
+                | (self.qp_state.q.val() == self.k_sqd.val()));
+        self.ring_n.next = self.sq_fetch.q.val() - self.sq_ci.q.val();
+        self.n5.next = self.ring_n.val().get_bits::<5>(0);
+        self.unused_ring_n.next = self.ring_n.val().get_bits::<27>(5);
+        self.dslot.next = self.sq_ci.q.val().get_bits::<4>(0) + self.l_dop.q.val().get_bits::<4>(0);
+        self.unused_dop.next = self.l_dop.q.val().get_bit(4);
+        self.chk.s_opcode.next = self.rx_opcode.q.val();
+        self.chk.s_psn.next = self.rx_psn.q.val();
+        self.chk.s_has_aeth.next = self.rx_has_aeth.q.val();
+        self.chk.s_syndrome.next = self.rx_syn.q.val();
+        self.chk.s_has_atomic_ack.next = self.rx_has_aa.q.val();
+        self.chk.s_payload_len.next = self.rx_plen.q.val();
+        self.chk.s_una.next = self.una_psn.q.val();
+        self.chk.s_sent_end.next = self.sent_end.q.val();
+        self.chk.s_retry_left.next = self.retry_left.q.val();
+        self.chk.s_rnr_left.next = self.rnr_left.q.val();
+        self.chk.s_retry_cnt.next = self.retry_cnt.q.val();
+        self.chk.s_rnr_retry.next = self.rnr_retry.q.val();
+        // (no rewind and no RNR wait yet: neither is ever running)
+        self.chk.s_rewound_valid.next = false;
+        self.chk.s_rewound.next = self.k_zero24.val();
+        self.chk.s_rnr_waiting.next = false;
+        self.chk.s_start.next = self.state.q.val() == self.k_rx_start.val();
+        self.chk.s_op_valid.next = (self.state.q.val() == self.k_rx_walk.val()) & self.wk_v.q.val();
+        self.chk.s_op_kind.next = self.op_u.kind.val();
+        self.chk.s_op_first.next = self.op_u.first_psn.val();
+        self.chk.s_op_npsn.next = self.op_u.npsn.val();
+        self.chk.s_op_resp.next = self.op_u.resp.val();
+        self.chk.s_op_len.next = self.op_u.len.val();
+        self.chk.s_op_pmtu.next = self.op_u.pmtu.val();
+        self.chk.s_op_done.next = self.op_u.done.val() != self.k_zero1.val();
+        self.st8a.hi.next = self.k_zero3.val();
+        self.st8a.lo.next = self.chk.m_fail0_status.val();
+        self.st8b.hi.next = self.k_zero3.val();
+        self.st8b.lo.next = self.chk.m_fail1_status.val();
+        self.unused_cursor.next = self.chk.m_cursor.val();
+        self.unused_cursor_psn.next = self.chk.m_cursor_psn.val();
+        self.unused_timer.next = self.chk.m_timer.val();
+        self.unused_rnr_wait.next = self.chk.m_rnr_wait.val();
+        self.unused_rnr_timer.next = self.chk.m_rnr_timer.val();
+        self.unused_rewound_valid.next = self.chk.m_rewound_valid.val();
+        self.unused_rewound.next = self.chk.m_rewound.val();
+        self.unused_dlv_len.next = self.chk.m_dlv_len.val();
+        self.unused_activate.next = self.chk.m_activate.val();
+        self.m_rx_cnt_valid.next = ((self.state.q.val() == self.k_rx_dec.val())
+            & (self.chk.m_count.val() != self.k_zero3.val()))
+            | (self.state.q.val() == self.k_rx_unk.val());
+        self.m_rx_cnt_code.next = self.chk.m_count.val();
+        if self.state.q.val() == self.k_rx_unk.val() {
+            self.m_rx_cnt_code.next = self.k_cnt_unk.val();
+        }
+        self.m_rx_cnt_per_qp.next =
+            !((self.state.q.val() == self.k_rx_unk.val()) & self.rx_glob.q.val());
+        self.m_rx_cnt_qpn.next = self.qpn.q.val();
+
+        // ---- the receive half: ring reads and the rewritten entries ----
+        // (an apply pass rewrites each op: acknowledged / failed; the delivered op counts its
+        // response; retire reads the head)
+        if (self.state.q.val() == self.k_rx_walk.val())
+            | (self.state.q.val() == self.k_rx_pass.val())
+        {
+            self.ring_raddr.hi.next = self.qpn.q.val();
+            self.ring_raddr.lo.next = self.wslot.q.val();
+        }
+        if (self.state.q.val() == self.k_rx_drd.val())
+            | (self.state.q.val() == self.k_rx_dreq.val())
+            | (self.state.q.val() == self.k_rx_ddata.val())
+            | (self.state.q.val() == self.k_rx_dst.val())
+            | (self.state.q.val() == self.k_rx_dwr.val())
+        {
+            self.ring_raddr.hi.next = self.qpn.q.val();
+            self.ring_raddr.lo.next = self.dslot.val();
+        }
+        if (self.state.q.val() == self.k_ret_rd.val())
+            | (self.state.q.val() == self.k_ret_chk.val())
+            | (self.state.q.val() == self.k_ret_cqe.val())
+        {
+            self.ring_raddr.hi.next = self.qpn.q.val();
+            self.ring_raddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
+        }
+        self.p_hit.next = self.pidx.q.val() < self.l_upto.q.val();
+        self.p_f0.next = self.l_f0v.q.val() & (self.pidx.q.val() == self.l_f0op.q.val());
+        self.p_f1.next = self.l_f1v.q.val() & (self.pidx.q.val() == self.l_f1op.q.val());
+        self.resp1.next = self.op_u.resp.val() + self.k_one24.val();
+        self.nd.next = self.op_u.done.val();
+        self.nst.next = self.op_u.status.val();
+        self.nven.next = self.op_u.vendor.val();
+        self.nresp.next = self.op_u.resp.val();
+        if self.state.q.val() == self.k_rx_pass.val() {
+            if self.p_hit.val() | self.p_f0.val() | self.p_f1.val() {
+                self.nd.next = self.k_one1.val();
+            }
+            if self.p_f0.val() {
+                self.nst.next = self.l_f0st.q.val();
+                self.nven.next = self.l_f0syn.q.val();
+            }
+            if self.p_f1.val() {
+                self.nst.next = self.l_f1st.q.val();
+                self.nven.next = self.l_f1syn.q.val();
+            }
+        }
+        if self.state.q.val() == self.k_rx_dwr.val() {
+            self.nresp.next = self.resp1.val();
+            if self.resp1.val() == self.op_u.npsn.val() {
+                self.nd.next = self.k_one1.val();
+            }
+            if self.l_datomic.q.val() {
+                self.nresp.next = self.k_one24.val();
+                self.nd.next = self.k_one1.val();
+            }
+            if !self.dok.q.val() {
+                self.nd.next = self.k_one1.val();
+                self.nst.next = self.k_st_access.val();
+            }
+        }
+        self.rx_st.next = (self.state.q.val() == self.k_rx_pass.val())
+            | (self.state.q.val() == self.k_rx_dwr.val());
+        if self.rx_st.val() {
+            self.op_p.wr_id.next = self.op_u.wr_id.val();
+            self.op_p.signaled.next = self.op_u.signaled.val();
+            self.op_p.wc_opcode.next = self.op_u.wc_opcode.val();
+            self.op_p.kind.next = self.op_u.kind.val();
+            self.op_p.iova.next = self.op_u.iova.val();
+            self.op_p.len.next = self.op_u.len.val();
+            self.op_p.first_psn.next = self.op_u.first_psn.val();
+            self.op_p.npsn.next = self.op_u.npsn.val();
+            self.op_p.resp.next = self.nresp.val();
+            self.op_p.pmtu.next = self.op_u.pmtu.val();
+            self.op_p.done.next = self.nd.val();
+            self.op_p.status.next = self.nst.val();
+            self.op_p.vendor.next = self.nven.val();
+            self.ring_waddr.lo.next = self.pslot.q.val();
+            if self.state.q.val() == self.k_rx_dwr.val() {
+                self.ring_waddr.lo.next = self.dslot.val();
+            }
+        }
+        if ((self.state.q.val() == self.k_rx_pass.val()) & self.wk_v.q.val())
+            | (self.state.q.val() == self.k_rx_dwr.val())
+        {
+            self.ring.write_enable.next = true;
+        }
+        self.rd_like_op.next = ((self.op_u.kind.val() == self.k_kind_read.val())
+            | (self.op_u.kind.val() == self.k_kind_atomic.val()))
+            & (self.op_u.npsn.val() != self.k_zero24.val());
+
+        // ---- the receive half: delivery (DMA write) and the payload stream ----
+        self.doff64.hi.next = self.k_zero32.val();
+        self.doff64.lo.next = self.l_doff.q.val();
+        self.orig512.hi.next = self.k_zero448.val();
+        self.orig512.lo.next = self.rx_orig.q.val();
+        self.m_dma_wr_req_valid.next = self.state.q.val() == self.k_rx_dreq.val();
+        self.m_dma_wr_req_addr.next = self.op_u.iova.val() + self.doff64.y.val();
+        self.m_dma_wr_req_len.next = self.rx_plen.q.val();
+        if self.l_datomic.q.val() {
+            self.m_dma_wr_req_len.next = self.k_eight16.val();
+        }
+        self.m_dma_wr_data_valid.next = (self.state.q.val() == self.k_rx_ddata.val())
+            & (self.l_datomic.q.val() | self.s_rsp_pay_tvalid.val());
+        self.m_dma_wr_data.next = self.s_rsp_pay_tdata.val();
+        self.m_dma_wr_data_keep.next = self.s_rsp_pay_tkeep.val();
+        self.m_dma_wr_data_last.next = self.s_rsp_pay_tlast.val();
+        if self.l_datomic.q.val() {
+            self.m_dma_wr_data.next = self.orig512.y.val();
+            self.m_dma_wr_data_keep.next = self.k_keep8.val();
+            self.m_dma_wr_data_last.next = true;
+        }
+        self.s_rsp_pay_tready.next = ((self.state.q.val() == self.k_rx_ddata.val())
+            & !self.l_datomic.q.val()
+            & self.m_dma_wr_data_ready.val())
+            | ((self.state.q.val() == self.k_rx_drain.val()) & self.pay_left.q.val());
+
         // ---- the sequence ----
         if self.state.q.val() == self.k_idle.val() {
             self.mode_db.d.next = false;
+            self.mode_rx.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
+            } else if self.s_rsp_valid.val() {
+                self.rx_qpn.d.next = self.s_rsp_qpn.val();
+                self.qpn.d.next = self.s_rsp_qpn.val().get_bits::<QA>(0);
+                self.rx_opcode.d.next = self.s_rsp_opcode.val();
+                self.rx_psn.d.next = self.s_rsp_psn.val();
+                self.rx_has_aeth.d.next = self.s_rsp_has_aeth.val();
+                self.rx_syn.d.next = self.s_rsp_syndrome.val();
+                self.rx_has_aa.d.next = self.s_rsp_has_atomic_ack.val();
+                self.rx_orig.d.next = self.s_rsp_orig.val();
+                self.rx_plen.d.next = self.s_rsp_payload_len.val();
+                self.pay_left.d.next = self.s_rsp_payload_len.val() != self.k_zero16.val();
+                self.mode_rx.d.next = true;
+                self.rx_glob.d.next = true;
+                self.state.d.next = self.k_rd_c.val();
+                if (self.s_rsp_qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
+                    self.state.d.next = self.k_rx_unk.val();
+                }
             } else if self.s_sq_db_valid.val() {
                 self.qpn.d.next = self.s_sq_db_qpn.val();
                 self.db_pi.d.next = self.s_sq_db_pi.val();
@@ -1233,6 +1794,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.dest_ip.d.next = self.qpa_u.dest_ip.val();
             self.udp_sport.d.next = self.qpa_u.udp_sport.val();
             self.max_rd.d.next = self.qpa_u.max_rd_atomic.val();
+            self.retry_cnt.d.next = self.qpa_u.retry_cnt.val();
+            self.rnr_retry.d.next = self.qpa_u.rnr_retry.val();
             self.state.d.next = self.k_rd_r.val();
         }
         if (self.state.q.val() == self.k_rd_r.val()) & self.m_qpr_rd_ready.val() {
@@ -1364,6 +1927,172 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_idle.val();
         }
 
+        // ---- the receive half: the sequence (the model's requester_rx) ----
+        if (self.state.q.val() == self.k_w_r.val())
+            & self.s_qpr_rd_valid.val()
+            & self.mode_rx.q.val()
+        {
+            self.rx_glob.d.next = !self.present.q.val();
+            self.state.d.next = self.k_rx_start.val();
+            if !self.rx_can.val() {
+                self.state.d.next = self.k_rx_unk.val();
+            }
+        }
+        if self.state.q.val() == self.k_rx_unk.val() {
+            // UnknownQpDrops (m_rx_cnt_*), the payload drained
+            self.rx_unk.d.next = true;
+            self.state.d.next = self.k_rx_drain.val();
+        }
+        if self.state.q.val() == self.k_rx_start.val() {
+            self.rx_unk.d.next = false;
+            self.is_err.d.next = false;
+            self.err_head.d.next = false;
+            self.dok.d.next = true;
+            self.wslot.d.next = self.sq_ci.q.val().get_bits::<4>(0);
+            self.wk.d.next = self.k_zero5.val();
+            self.wk_v.d.next = false;
+            self.state.d.next = self.k_rx_walk.val();
+        }
+        // walk: one ring address a cycle, the op into ReqRxCheck the cycle after
+        // apply pass: the same addresses, each op rewritten the cycle after its read
+        if (self.state.q.val() == self.k_rx_walk.val())
+            | (self.state.q.val() == self.k_rx_pass.val())
+        {
+            self.wk_v.d.next = false;
+            if self.wk.q.val() < self.n5.val() {
+                self.wslot.d.next = self.wslot.q.val() + self.k_one4.val();
+                self.wk.d.next = self.wk.q.val() + self.k_one5.val();
+                self.wk_v.d.next = true;
+                self.pslot.d.next = self.wslot.q.val();
+                self.pidx.d.next = self.wk.q.val();
+            }
+        }
+        if (self.state.q.val() == self.k_rx_walk.val())
+            & (self.wk.q.val() == self.n5.val())
+            & !self.wk_v.q.val()
+        {
+            self.state.d.next = self.k_rx_dec.val();
+        }
+        if self.state.q.val() == self.k_rx_dec.val() {
+            // the window state, the ops' fates and the delivery, as decided
+            self.una_psn.d.next = self.chk.m_una.val();
+            self.retry_left.d.next = self.chk.m_retry_left.val();
+            self.rnr_left.d.next = self.chk.m_rnr_left.val();
+            self.l_upto.d.next = self.chk.m_ack_upto.val();
+            self.l_f0v.d.next = self.chk.m_fail0_valid.val();
+            self.l_f0op.d.next = self.chk.m_fail0_op.val();
+            self.l_f0st.d.next = self.st8a.y.val();
+            self.l_f0syn.d.next = self.chk.m_fail0_syndrome.val();
+            self.l_f1v.d.next = self.chk.m_fail1_valid.val();
+            self.l_f1op.d.next = self.chk.m_fail1_op.val();
+            self.l_f1st.d.next = self.st8b.y.val();
+            self.l_f1syn.d.next = self.chk.m_fail1_syndrome.val();
+            self.l_dv.d.next = self.chk.m_dlv_valid.val();
+            self.l_dop.d.next = self.chk.m_dlv_op.val();
+            self.l_doff.d.next = self.chk.m_dlv_offset.val();
+            self.l_datomic.d.next = self.chk.m_dlv_atomic.val();
+            self.l_duna.d.next = self.chk.m_dlv_una.val();
+            if self.chk.m_fail0_valid.val() | self.chk.m_fail1_valid.val() {
+                self.stopped.d.next = true;
+            }
+            self.wslot.d.next = self.sq_ci.q.val().get_bits::<4>(0);
+            self.wk.d.next = self.k_zero5.val();
+            self.wk_v.d.next = false;
+            self.state.d.next = self.k_rx_pass.val();
+        }
+        if (self.state.q.val() == self.k_rx_pass.val())
+            & (self.wk.q.val() == self.n5.val())
+            & !self.wk_v.q.val()
+        {
+            if self.l_dv.q.val() {
+                self.state.d.next = self.k_rx_drd.val();
+            } else if self.pay_left.q.val() {
+                self.state.d.next = self.k_rx_drain.val();
+            } else {
+                self.state.d.next = self.k_ret_rd.val();
+            }
+        }
+        if self.state.q.val() == self.k_rx_drd.val() {
+            // (a READ response without payload writes nothing)
+            self.state.d.next = self.k_rx_dwr.val();
+            if self.l_datomic.q.val() | (self.rx_plen.q.val() != self.k_zero16.val()) {
+                self.state.d.next = self.k_rx_dreq.val();
+            }
+        }
+        if (self.state.q.val() == self.k_rx_dreq.val()) & self.m_dma_wr_req_ready.val() {
+            self.state.d.next = self.k_rx_ddata.val();
+        }
+        if (self.state.q.val() == self.k_rx_ddata.val()) & self.m_dma_wr_data_ready.val() {
+            if self.l_datomic.q.val() {
+                self.state.d.next = self.k_rx_dst.val();
+            } else if self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val() {
+                self.pay_left.d.next = false;
+                self.state.d.next = self.k_rx_dst.val();
+            }
+        }
+        if (self.state.q.val() == self.k_rx_dst.val()) & self.s_dma_wr_status_valid.val() {
+            self.dok.d.next = !self.s_dma_wr_status_err.val();
+            self.state.d.next = self.k_rx_dwr.val();
+        }
+        if self.state.q.val() == self.k_rx_dwr.val() {
+            // progress: the window moves, retries reload (a failed READ write: none)
+            if self.dok.q.val() | self.l_datomic.q.val() {
+                self.una_psn.d.next = self.l_duna.q.val();
+                self.retry_left.d.next = self.retry_cnt.q.val();
+                self.rnr_left.d.next = self.rnr_retry.q.val();
+            }
+            if !self.dok.q.val() {
+                self.stopped.d.next = true;
+            }
+            self.state.d.next = self.k_ret_rd.val();
+            if self.pay_left.q.val() {
+                self.state.d.next = self.k_rx_drain.val();
+            }
+        }
+        if (self.state.q.val() == self.k_rx_drain.val())
+            & (!self.pay_left.q.val() | (self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val()))
+        {
+            self.pay_left.d.next = false;
+            self.state.d.next = self.k_ret_rd.val();
+            if self.rx_unk.q.val() {
+                self.state.d.next = self.k_idle.val();
+            }
+        }
+        // retire: done ops leave the ring head in SQ order (the model's retire)
+        if self.state.q.val() == self.k_ret_rd.val() {
+            self.state.d.next = self.k_ret_chk.val();
+            if self.sq_ci.q.val() == self.sq_fetch.q.val() {
+                self.state.d.next = self.k_wqpr.val();
+            }
+        }
+        if self.state.q.val() == self.k_ret_chk.val() {
+            if self.op_u.done.val() == self.k_zero1.val() {
+                self.state.d.next = self.k_wqpr.val();
+            } else if (self.op_u.status.val() != self.k_zero8.val())
+                | (self.op_u.signaled.val() != self.k_zero1.val())
+            {
+                self.state.d.next = self.k_ret_cqe.val();
+            } else {
+                self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
+                if self.rd_like_op.val() {
+                    self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();
+                }
+                self.state.d.next = self.k_ret_rd.val();
+            }
+        }
+        if (self.state.q.val() == self.k_ret_cqe.val()) & self.m_cqe_ready.val() {
+            self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
+            if self.rd_like_op.val() {
+                self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();
+            }
+            self.state.d.next = self.k_ret_rd.val();
+            if self.op_u.status.val() != self.k_zero8.val() {
+                // an error op: its CQE, the QP-error pulse, no more retiring
+                self.stopped.d.next = true;
+                self.state.d.next = self.k_wqpr.val();
+            }
+        }
+
         // ---- a payload read failed (Segmenter's pulse): latched until IDLE serves it ----
         if self.seg.m_err_valid.val()
             & (!self.serr_pend.q.val() | (self.state.q.val() == self.k_idle.val()))
@@ -1377,6 +2106,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.serr_pend.d.next = false;
             self.again.d.next = false;
             self.mode_db.d.next = false;
+            self.mode_rx.d.next = false;
         }
     }
 }

@@ -36,19 +36,22 @@ use rocenic_proto::abi::cmd::{
     qp_attr, CmdOpcode, CqArgs, CreateQpArgs, ModifyQpArgs, MrArgs, PdArgs,
 };
 use rocenic_proto::abi::cqe::Cqe;
-use rocenic_proto::abi::regs;
-use rocenic_proto::abi::verbs::{send_flags, QpState, WcStatus, WrOpcode};
-use rocenic_proto::abi::wqe::{SendWqe, Sge};
+use rocenic_proto::abi::regs::{self, Counter};
+use rocenic_proto::abi::verbs::{send_flags, QpState, WcOpcode, WcStatus, WrOpcode};
+use rocenic_proto::abi::wqe::{RecvWqe, SendWqe, Sge};
 use rocenic_proto::device::{Device, Frame};
+use rocenic_proto::wire::RoceRepr;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Our two QPs, each with its own send CQ.
 const QPS: [u32; 2] = [5, 9];
-const SQ_LOG: u32 = 4;
+/// SQ entries (32): room for more WQEs than the op ring's 16, so that with responses the
+/// ring limit is reached.
+const SQ_LOG: u32 = 5;
 
 /// The SQ ring of QP `i` (in the mapped buffer, clear of every MR).
 fn sq_ring(i: usize) -> u64 {
-    BUF_BASE + 0x3_0000 + 0x400 * i as u64
+    BUF_BASE + 0x3_0000 + 0x800 * i as u64
 }
 
 /// The connection both sides are given (RTR then RTS).
@@ -73,7 +76,7 @@ impl Conn {
         Conn {
             pmtu_code: 1 + rng.below(5) as u8,
             sq_psn,
-            dest_qpn: 0x300 + qpn,
+            dest_qpn: PEER_QP_BASE + qpn,
             dest_mac: [0x02, 0, 0, 0, 0x20, qpn as u8],
             dest_ip: [10, 0, 2, qpn as u8],
             udp_sport: 0xc000 | rng.below(0x4000) as u16,
@@ -93,6 +96,39 @@ fn frame_dest(f: &[u8]) -> u32 {
 /// The PSN of a request frame.
 fn frame_psn(f: &[u8]) -> u32 {
     u32::from_be_bytes([0, f[51], f[52], f[53]])
+}
+
+/// The peer's QPs: its QP `PEER_QP_BASE + qpn` answers our QP `qpn`.
+const PEER_QP_BASE: u32 = 0x40;
+/// The peer's receive buffer of the QP of index `i` (its MR 1) and RQ ring.
+fn peer_rq_ring(i: usize) -> u64 {
+    BUF_BASE + 0x3_2000 + 0x1000 * i as u64
+}
+const PEER_RQ_LOG: u32 = 6;
+
+/// A response as the RTL's receive port takes it: the record's fields and the payload.
+#[derive(Clone, Debug)]
+struct Rsp {
+    qpn: u32,
+    opcode: u8,
+    psn: u32,
+    syndrome: Option<u8>,
+    orig: Option<u64>,
+    payload: Vec<u8>,
+}
+
+impl Rsp {
+    fn parse(f: &[u8]) -> Rsp {
+        let (r, payload) = RoceRepr::parse(f).expect("the peer's frame parses");
+        Rsp {
+            qpn: r.bth.dest_qp,
+            opcode: u8::from(r.bth.opcode),
+            psn: u32::from(r.bth.psn),
+            syndrome: r.ext.aeth.map(|a| u8::from(a.syndrome)),
+            orig: r.ext.atomic_ack_eth.map(|a| a.orig_remote_data),
+            payload: payload.to_vec(),
+        }
+    }
 }
 
 /// A random send WQE: every opcode (and unknown ones), inline, zero to a few packets at
@@ -202,6 +238,84 @@ fn random_wqe(rng: &mut Rng, pmtu: u32, wr_id: u64, stats: &mut Stats) -> SendWq
     w
 }
 
+/// Whether `[addr, addr + len)` lies in the MR of `index`.
+fn inside_mr(index: u32, addr: u64, len: u32) -> bool {
+    let &(_, _, va, _, length, _) = MRS.iter().find(|m| m.0 == index).expect("an MR");
+    addr >= va && addr + u64::from(len) <= va + length
+}
+
+/// A send WQE for the bench with a peer: [`random_wqe`] aimed at the peer's MR 2 (WRITE,
+/// READ, atomic), in a half of its own per QP (the two QPs interleave differently on the
+/// two sides: their targets must not overlap), now and then with an rkey that names
+/// nothing or past the MR's end (the peer NAKs). A valid READ/atomic lands in a quarter of
+/// MR 1 of its own, which no WQE reads a payload from (the sides read payloads at
+/// different times); a SEND/WRITE from MR 1 reads MR 2 instead. A SEND with invalidate
+/// (of a key the peer does not have) mostly becomes a SEND. Errors are rarer than in
+/// [`random_wqe`] (95% of the WQEs are made valid), so that most rounds run to the end.
+fn random_wqe_rx(rng: &mut Rng, pmtu: u32, wr_id: u64, i: usize, stats: &mut Stats) -> SendWqe {
+    let mut w = random_wqe(rng, pmtu, wr_id, stats);
+    if w.opcode == WrOpcode::SendWithInv && rng.percent(80) {
+        w.opcode = WrOpcode::Send;
+    }
+    if rng.percent(95) {
+        // valid: a known opcode, short inline SEND/WRITE only, one SGE inside MR 2
+        if let WrOpcode::Unknown(_) = w.opcode {
+            w.opcode = WrOpcode::RdmaWrite;
+        }
+        let read_like = w.opcode == WrOpcode::RdmaRead || w.opcode.is_atomic();
+        if w.is_inline() && !read_like {
+            w.inline_len = w.inline_len.min(32);
+        } else {
+            w.flags &= !send_flags::INLINE;
+            let len = if w.opcode.is_atomic() {
+                8
+            } else if w.num_sge == 1 {
+                w.sge.length
+            } else {
+                rng.below(2 * u64::from(pmtu)) as u32
+            };
+            w.num_sge = 1;
+            w.sge = Sge {
+                addr: 0x8000_0000 + (rng.below(0x8000) & !7),
+                length: len,
+                lkey: key_of(2),
+            };
+        }
+    }
+    let read_like = w.opcode == WrOpcode::RdmaRead || w.opcode.is_atomic();
+    let len = w.length();
+    let half = 0x8000u64;
+    let mut off = rng.below(half.saturating_sub(u64::from(len)) + 1);
+    if w.opcode.is_atomic() {
+        off &= !7;
+    }
+    w.remote_addr = 0x8000_0000 + half * i as u64 + off;
+    w.rkey = key_of(2);
+    match rng.below(100) {
+        0 => w.rkey = rng.next_u64() as u32 | 0x8000_0000,
+        1 => w.remote_addr = 0x8000_0000 + 0x1_0000 + 8 * rng.below(4),
+        _ => {}
+    }
+    if w.is_inline() || w.num_sge != 1 {
+        return w;
+    }
+    let sge = w.sge;
+    let valid = (sge.lkey == key_of(1) && inside_mr(1, sge.addr, sge.length))
+        || (sge.lkey == key_of(2) && inside_mr(2, sge.addr, sge.length));
+    if read_like && valid && sge.length <= 0x4000 {
+        let mut off = rng.below(0x4000 - u64::from(sge.length) + 1);
+        if w.opcode.is_atomic() {
+            off &= !7;
+        }
+        w.sge.addr = 0x7000_0000 + 0x4000 * i as u64 + off;
+        w.sge.lkey = key_of(1);
+    } else if !read_like && sge.lkey == key_of(1) && valid {
+        w.sge.addr = 0x8000_0000 + (sge.addr - 0x7000_0000);
+        w.sge.lkey = key_of(2);
+    }
+    w
+}
+
 /// What the streams exercised (asserted at the end so the bench cannot go blind).
 #[derive(Default, Debug)]
 struct Stats {
@@ -216,6 +330,16 @@ struct Stats {
     blocked_rd: usize,
     blocked_fence: usize,
     flushed: usize,
+    /// With a peer: responses fed to the RTL, DMA writes it made (READ/atomic results),
+    /// rounds whose op ring held 16 ops, QPs that ended a round healthy and empty.
+    responses: usize,
+    dma_writes: usize,
+    ring_full: usize,
+    drained: usize,
+    /// Completions by WC opcode (successes only).
+    ok_by_op: BTreeMap<u8, usize>,
+    /// The RTL's receive counter pulses by code.
+    rx_cnts: BTreeMap<u8, usize>,
 }
 
 /// The RTL and its simulated surroundings.
@@ -237,6 +361,8 @@ struct Rtl {
     /// fetching held-back WQEs and checking their lkeys), so every cycle it is clocked,
     /// between rounds too, must answer its requests as the real tables and DMA would.
     io: Io,
+    /// The responder model that answers the block's requests (the bench with a peer).
+    peer: Option<Model>,
 }
 
 /// See [`Rtl::io`].
@@ -255,6 +381,18 @@ struct Io {
     seg_rd: SegReads,
     /// Records waiting for their payload: (record, payload bytes, payload so far).
     recs: VecDeque<(Bits<RECORD_BITS>, usize, Vec<u8>)>,
+    /// Responses for the block (the peer's frames), and the payloads of those it took.
+    rsp: VecDeque<Rsp>,
+    pay: VecDeque<Vec<u8>>,
+    /// The DMA write in progress: (address, length, bytes so far); statuses due (cycles
+    /// to wait, ok).
+    wr: Option<(u64, usize, Vec<u8>)>,
+    wst: VecDeque<(u32, bool)>,
+    /// Request frames on their way to the peer.
+    to_peer: VecDeque<Frame>,
+    /// Cycles before responses are offered (held back in some rounds, so that the op
+    /// ring fills up).
+    hold: u32,
     out: RtlOut,
 }
 
@@ -264,6 +402,12 @@ struct RtlOut {
     frames: Vec<Frame>,
     cqes: Vec<(u32, Cqe)>,
     qp_errs: Vec<u32>,
+    /// Receive counter pulses: (code, per QP, QPN).
+    rx_cnts: Vec<(u8, bool, u32)>,
+    responses: usize,
+    dma_writes: usize,
+    /// The most ops a `qpr` write-back left in a QP's ring.
+    max_ring: u64,
 }
 
 impl Rtl {
@@ -276,6 +420,9 @@ impl Rtl {
     fn run(&mut self, clr: &[u32], dbs: &[(u32, u32)]) -> RtlOut {
         self.io.clr.extend(clr.iter().copied());
         self.io.dbs.extend(dbs.iter().copied());
+        if self.peer.is_some() && self.rng.percent(50) {
+            self.io.hold = 3000;
+        }
         let mut quiet = 0;
         for _ in 0..200_000 {
             let busy = self.step((0, 0));
@@ -285,7 +432,13 @@ impl Rtl {
             let idle = io.clr.is_empty()
                 && io.dbs.is_empty()
                 && io.seg_rd.is_empty()
-                && io.recs.is_empty();
+                && io.recs.is_empty()
+                && io.rsp.is_empty()
+                && io.pay.is_empty()
+                && io.wr.is_none()
+                && io.wst.is_empty()
+                && io.to_peer.is_empty()
+                && io.hold == 0;
             quiet = if busy || !idle { 0 } else { quiet + 1 };
             // A full scan of the 256 QPs is about 2000 cycles.
             if quiet > 3000 {
@@ -316,10 +469,16 @@ impl Rtl {
             mut wqe_rd,
             mut seg_rd,
             mut recs,
+            mut rsp,
+            mut pay,
+            mut wr,
+            mut wst,
+            mut to_peer,
+            mut hold,
             mut out,
         } = std::mem::take(&mut self.io);
         let mut busy = false;
-        let rdy: Vec<bool> = (0..12).map(|_| self.maybe()).collect();
+        let rdy: Vec<bool> = (0..16).map(|_| self.maybe()).collect();
         let lat = 2 + self.rng.below(30) as u32;
         let u = &mut self.b.uut;
         u.local_mac.next = u48(LOCAL_MAC).into();
@@ -369,6 +528,33 @@ impl Rtl {
         u.m_cqe_ready.next = rdy[10];
         u.s_op_rd_qpn.next = u64::from(op.0).into();
         u.s_op_rd_slot.next = op.1.into();
+        // responses, their payloads, the DMA writes of the results
+        hold = hold.saturating_sub(1);
+        let cur = rsp.front().filter(|_| rdy[12] && hold == 0);
+        u.s_rsp_valid.next = cur.is_some();
+        u.s_rsp_qpn.next = u64::from(cur.map_or(0, |r| r.qpn)).into();
+        u.s_rsp_opcode.next = u64::from(cur.map_or(0, |r| r.opcode)).into();
+        u.s_rsp_psn.next = u64::from(cur.map_or(0, |r| r.psn)).into();
+        u.s_rsp_has_aeth.next = cur.is_some_and(|r| r.syndrome.is_some());
+        u.s_rsp_syndrome.next = u64::from(cur.and_then(|r| r.syndrome).unwrap_or(0)).into();
+        u.s_rsp_has_atomic_ack.next = cur.is_some_and(|r| r.orig.is_some());
+        u.s_rsp_orig.next = cur.and_then(|r| r.orig).unwrap_or(0).into();
+        u.s_rsp_payload_len.next = (cur.map_or(0, |r| r.payload.len()) as u64).into();
+        let beat = pay.front().filter(|_| rdy[13]);
+        u.s_rsp_pay_tvalid.next = beat.is_some();
+        let mut bytes = [0u8; 64];
+        let n = beat.map_or(0, |p| p.len().min(64));
+        if let Some(p) = beat {
+            bytes[..n].copy_from_slice(&p[..n]);
+        }
+        u.s_rsp_pay_tdata.next = beat_from_bytes(&bytes);
+        u.s_rsp_pay_tkeep.next = (if n == 64 { u64::MAX } else { (1u64 << n) - 1 }).into();
+        u.s_rsp_pay_tlast.next = beat.is_some_and(|p| p.len() <= 64);
+        u.m_dma_wr_req_ready.next = wr.is_none() && rdy[14];
+        u.m_dma_wr_data_ready.next = rdy[15];
+        let st = wst.front().filter(|w| w.0 == 0);
+        u.s_dma_wr_status_valid.next = st.is_some();
+        u.s_dma_wr_status_err.next = st.is_some_and(|w| !w.1);
         self.b.settle();
 
         let u = &mut self.b.uut;
@@ -392,7 +578,11 @@ impl Rtl {
             next_rd[2] = Some(u.m_qpr_rd_addr.val().to_u64() as usize);
         }
         if u.m_qpr_wr_valid.val() && u.m_qpr_wr_ready.val() {
-            self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = u.m_qpr_wr_data.val();
+            let e = u.m_qpr_wr_data.val();
+            self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = e;
+            let f = qpr_layout::FIELDS;
+            let held = val(&e, f, "sq_fetch").wrapping_sub(val(&e, f, "sq_ci")) & 0xffff_ffff;
+            out.max_ring = out.max_ring.max(held);
             busy = true;
         }
         if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
@@ -487,7 +677,71 @@ impl Rtl {
         }
         while recs.front().is_some_and(|r| r.2.len() == r.1) {
             let (rec, _, pay) = recs.pop_front().expect("checked");
-            out.frames.push(unpack_record(&rec, pay).frame());
+            let frame = unpack_record(&rec, pay).frame();
+            if self.peer.is_some() {
+                to_peer.push_back(frame.clone());
+            }
+            out.frames.push(frame);
+        }
+        if u.s_rsp_valid.val() && u.s_rsp_ready.val() {
+            let r = rsp.pop_front().expect("offered");
+            if !r.payload.is_empty() {
+                pay.push_back(r.payload);
+            }
+            out.responses += 1;
+            busy = true;
+        }
+        if u.s_rsp_pay_tvalid.val() && u.s_rsp_pay_tready.val() {
+            let p = pay.front_mut().expect("offered");
+            if p.len() <= 64 {
+                pay.pop_front();
+            } else {
+                p.drain(..64);
+            }
+            busy = true;
+        }
+        if u.s_dma_wr_status_valid.val() {
+            wst.pop_front();
+        }
+        for w in wst.iter_mut() {
+            w.0 = w.0.saturating_sub(1);
+        }
+        if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+            let (addr, len, data) = wr.as_mut().expect("a DMA write's data after its request");
+            let keep = u.m_dma_wr_data_keep.val().to_u64();
+            let n = keep.count_ones() as usize;
+            assert_eq!(
+                keep,
+                if n == 64 { u64::MAX } else { (1 << n) - 1 },
+                "tkeep from lane 0"
+            );
+            data.extend_from_slice(&bytes_from_bits(u.m_dma_wr_data.val())[..n]);
+            let last = u.m_dma_wr_data_last.val();
+            assert_eq!(last, data.len() >= *len, "last on the write's last beat");
+            if last {
+                assert_eq!(data.len(), *len, "the write's length");
+                let ok = self.host.write(*addr, data);
+                wst.push_back((lat, ok));
+                wr = None;
+                out.dma_writes += 1;
+            }
+            busy = true;
+        }
+        if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
+            assert!(wr.is_none());
+            wr = Some((
+                u.m_dma_wr_req_addr.val().to_u64(),
+                u.m_dma_wr_req_len.val().to_u64() as usize,
+                Vec::new(),
+            ));
+            busy = true;
+        }
+        if u.m_rx_cnt_valid.val() {
+            out.rx_cnts.push((
+                u.m_rx_cnt_code.val().to_u64() as u8,
+                u.m_rx_cnt_per_qp.val(),
+                u.m_rx_cnt_qpn.val().to_u32(),
+            ));
         }
         if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
             out.cqes.push((
@@ -509,10 +763,20 @@ impl Rtl {
             busy = true;
         }
         if u.m_qp_err_valid.val() {
-            out.qp_errs.push(u.m_qp_err_qpn.val().to_u32());
+            // (the command engine moves the QP to ERR)
+            let q = u.m_qp_err_qpn.val().to_u32();
+            out.qp_errs.push(q);
+            let err = u64::from(u8::from(QpState::Err));
+            set(&mut self.qpa[q as usize], qpa_layout::FIELDS, "state", err);
         }
         rd = next_rd;
         self.b.tick();
+        if let Some(p) = self.peer.as_mut() {
+            let mut tx = Vec::new();
+            p.tick(&mut to_peer, &mut tx);
+            busy |= !tx.is_empty();
+            rsp.extend(tx.iter().map(|f| Rsp::parse(f)));
+        }
         self.io = Io {
             clr,
             dbs,
@@ -521,6 +785,12 @@ impl Rtl {
             wqe_rd,
             seg_rd,
             recs,
+            rsp,
+            pay,
+            wr,
+            wst,
+            to_peer,
+            hold,
             out,
         };
         busy
@@ -551,17 +821,127 @@ impl Rtl {
 /// Both sides and the streams.
 struct World {
     model: Model,
+    /// The model's peer (the RTL's is `rtl.peer`), with a peer: both made alike.
+    mpeer: Option<Model>,
     rtl: Rtl,
     rng: Rng,
     seed: u64,
     round: usize,
     stats: Stats,
+    /// The model's receive counters at the end of the last round.
+    counts: [u64; 4],
+}
+
+/// The requester's receive counters the model keeps, in `ReqRxCheck`'s `CNT_*` order (1..).
+const RX_COUNTERS: [Counter; 4] = [
+    Counter::NaksReceived,
+    Counter::RnrNaksReceived,
+    Counter::Duplicates,
+    Counter::MalformedDrops,
+];
+
+/// A responder model for our two QPs (its QP `PEER_QP_BASE + qpn` each, the MRs of the
+/// bench, receive buffers in MR 1), on host memory `host`.
+fn new_peer(host: Host) -> Model {
+    let mut p = Model {
+        nic: Nic::new(NicConfig::default()),
+        host,
+        now: 0,
+        cq_seen: BTreeMap::new(),
+    };
+    p.nic.bar_write(regs::CONTROL, regs::CONTROL_ENABLE);
+    for pdn in [PDN, OTHER_PDN] {
+        p.ok(CmdOpcode::CreatePd, PdArgs { pdn }.to_args());
+    }
+    for &(index, acc, va, iova, length, pdn) in &MRS {
+        let key = key_of(index);
+        let args = MrArgs {
+            index,
+            key,
+            pdn,
+            access: acc,
+            va,
+            iova,
+            length,
+        };
+        p.ok(CmdOpcode::RegMr, args.to_args());
+    }
+    for (i, &qpn) in QPS.iter().enumerate() {
+        let cqn = 1 + i as u32;
+        let cq = CqArgs {
+            cqn,
+            log_size: CQ_LOG,
+            ring_iova: cq_ring(cqn),
+        };
+        p.ok(CmdOpcode::CreateCq, cq.to_args());
+        let qp = CreateQpArgs {
+            qpn: PEER_QP_BASE + qpn,
+            pdn: PDN,
+            send_cqn: cqn,
+            recv_cqn: cqn,
+            sq_iova: BUF_BASE,
+            sq_log_size: 4,
+            rq_iova: peer_rq_ring(i),
+            rq_log_size: PEER_RQ_LOG,
+        };
+        p.ok(CmdOpcode::CreateQp, qp.to_args());
+    }
+    p
+}
+
+/// Connects the peer's QP for our QP `i` (RESET -> INIT -> RTR -> RTS, every remote right,
+/// its first expected PSN ours) and posts 32 receives.
+fn connect_peer(p: &mut Model, i: usize, c: Conn) {
+    let qpn = PEER_QP_BASE + QPS[i];
+    let m = |mask: u32, state: QpState| ModifyQpArgs {
+        qpn,
+        mask,
+        state: u8::from(state),
+        path_mtu: c.pmtu_code,
+        dest_qpn: QPS[i],
+        rq_psn: c.sq_psn,
+        sq_psn: 0,
+        dest_mac: LOCAL_MAC,
+        dest_ip: LOCAL_IP,
+        udp_sport: 0xc000,
+        access: rocenic_proto::abi::verbs::access::ALL,
+        timeout: 31,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        min_rnr_timer: 1,
+        max_rd_atomic: 16,
+        max_dest_rd_atomic: 16,
+    };
+    for (mask, state) in [
+        (qp_attr::STATE, QpState::Reset),
+        (qp_attr::REQ_INIT | qp_attr::ACCESS_FLAGS, QpState::Init),
+        (qp_attr::REQ_RTR | qp_attr::ACCESS_FLAGS, QpState::Rtr),
+        (qp_attr::REQ_RTS, QpState::Rts),
+    ] {
+        p.ok(CmdOpcode::ModifyQp, m(mask, state).to_args());
+    }
+    for k in 0..32u64 {
+        let r = RecvWqe {
+            wr_id: k,
+            num_sge: 1,
+            sge: Sge {
+                addr: 0x7000_0000 + 0x4000 * i as u64,
+                length: 0x4000,
+                lkey: key_of(1),
+            },
+        };
+        assert!(p.host.write(peer_rq_ring(i) + 64 * k, &r.to_bytes()));
+    }
+    p.nic.bar_write(regs::rq_doorbell(qpn), 32);
 }
 
 impl World {
-    fn new(seed: u64) -> World {
+    fn new(seed: u64, with_peer: bool) -> World {
         let mut rng = Rng::new(seed);
         let host = Host::new(&mut rng);
+        let peer_host = Host::new(&mut Rng::new(seed ^ 0xbeef));
+        let mpeer = with_peer.then(|| new_peer(peer_host.clone()));
+        let peer = with_peer.then(|| new_peer(peer_host));
         let mut model = Model {
             nic: Nic::new(NicConfig::default()),
             host: host.clone(),
@@ -624,11 +1004,14 @@ impl World {
                 rng: Rng::new(seed ^ 0x5a5a),
                 pat,
                 io: Io::default(),
+                peer,
             },
+            mpeer,
             rng,
             seed,
             round: 0,
             stats: Stats::default(),
+            counts: [0; 4],
         };
         for (i, &qpn) in QPS.iter().enumerate() {
             let cqn = 1 + i as u32;
@@ -726,6 +1109,12 @@ impl World {
         }
         set(r, f, "retry_left", 7);
         set(r, f, "rnr_left", 7);
+        if let Some(p) = self.mpeer.as_mut() {
+            connect_peer(p, i, c);
+        }
+        if let Some(p) = self.rtl.peer.as_mut() {
+            connect_peer(p, i, c);
+        }
     }
 
     /// Runs the model until it has sent nothing for a while; returns its frames.
@@ -741,9 +1130,29 @@ impl World {
         tx
     }
 
+    /// Runs the model and its peer until neither has sent anything for a while; returns
+    /// the model's frames.
+    fn run_model_with_peer(&mut self) -> Vec<Frame> {
+        let (mut rx, mut tx) = (VecDeque::new(), Vec::new());
+        let (mut prx, mut ptx) = (VecDeque::new(), Vec::new());
+        let mut quiet = 0;
+        while quiet < 3000 {
+            let (a, b) = (tx.len(), ptx.len());
+            self.model.tick(&mut rx, &mut tx);
+            prx.extend(tx[a..].iter().cloned());
+            let p = self.mpeer.as_mut().expect("a peer");
+            p.tick(&mut prx, &mut ptx);
+            rx.extend(ptx[b..].iter().cloned());
+            let idle = tx.len() == a && ptx.len() == b && rx.is_empty() && prx.is_empty();
+            quiet = if idle { quiet + 1 } else { 0 };
+        }
+        tx
+    }
+
     /// One round: both QPs reconnected, random WQEs posted in a few batches, each batch's
     /// doorbell rung on both sides, then everything compared.
     fn round(&mut self) {
+        let rx = self.mpeer.is_some();
         let conns: Vec<Conn> = QPS
             .iter()
             .map(|&q| Conn::random(&mut self.rng, q))
@@ -753,16 +1162,23 @@ impl World {
         }
         let mut dbs = Vec::new();
         let mut posted: Vec<Vec<SendWqe>> = vec![Vec::new(); QPS.len()];
+        // (without responses at most 16 WQEs: the op ring's size)
+        let (most, per_batch) = if rx { (1 << SQ_LOG, 13) } else { (16, 7) };
         for _batch in 0..1 + self.rng.below(3) {
             for (i, &qpn) in QPS.iter().enumerate() {
-                let k = self.rng.below(7);
+                let k = self.rng.below(per_batch);
                 for _ in 0..k {
-                    if posted[i].len() == 1 << SQ_LOG {
+                    if posted[i].len() == most {
                         break;
                     }
                     let idx = posted[i].len() as u64;
                     let wr_id = (self.round as u64) << 32 | u64::from(qpn) << 16 | idx;
-                    let w = random_wqe(&mut self.rng, conns[i].pmtu(), wr_id, &mut self.stats);
+                    let pmtu = conns[i].pmtu();
+                    let w = if rx {
+                        random_wqe_rx(&mut self.rng, pmtu, wr_id, i, &mut self.stats)
+                    } else {
+                        random_wqe(&mut self.rng, pmtu, wr_id, &mut self.stats)
+                    };
                     let at = sq_ring(i) + 64 * (idx & ((1 << SQ_LOG) - 1));
                     assert!(self.model.host.write(at, &w.to_bytes()));
                     assert!(self.rtl.host.write(at, &w.to_bytes()));
@@ -773,14 +1189,25 @@ impl World {
                 dbs.push((qpn, pi));
             }
         }
-        let model_frames = self.run_model();
+        let model_frames = if rx {
+            self.run_model_with_peer()
+        } else {
+            self.run_model()
+        };
         let out = self.rtl.run(&QPS, &dbs);
+        let mut any_err = false;
 
         for (i, &qpn) in QPS.iter().enumerate() {
             let c = conns[i];
             let mine = |f: &Frame| frame_dest(f) == c.dest_qpn;
             let m: Vec<&Frame> = model_frames.iter().filter(|f| mine(f)).collect();
             let r: Vec<&Frame> = out.frames.iter().filter(|f| mine(f)).collect();
+            let q = self.model.query(qpn);
+            // (once a QP failed on a response, how many of its later requests had left
+            // when the failure came is a matter of timing on each side: the frames up to
+            // the shorter list's end must agree)
+            let failed = q.state == QpState::Err;
+            any_err |= failed;
             for (k, (a, b)) in m.iter().zip(&r).enumerate() {
                 if a != b {
                     self.fail(&format!(
@@ -792,7 +1219,7 @@ impl World {
                     ));
                 }
             }
-            if m.len() != r.len() {
+            if m.len() != r.len() && !(rx && failed) {
                 self.fail(&format!(
                     "QP {qpn}: the model sent {} frames, the RTL {}",
                     m.len(),
@@ -827,9 +1254,11 @@ impl World {
             }
             for x in &mc {
                 *self.stats.cqes.entry(u8::from(x.status)).or_default() += 1;
+                if x.status == WcStatus::Success {
+                    *self.stats.ok_by_op.entry(u8::from(x.opcode)).or_default() += 1;
+                }
             }
             // QP error event, next PSN
-            let q = self.model.query(qpn);
             let errs = out.qp_errs.iter().filter(|&&x| x == qpn).count();
             if (q.state == QpState::Err) != (errs == 1) || errs > 1 {
                 self.fail(&format!(
@@ -850,6 +1279,26 @@ impl World {
             // the op ring: one op per fetched WQE, PSNs back to back, frames inside
             let ops = self.rtl.ring(qpn);
             let ci = val(&e, f, "sq_ci") as usize;
+            if rx {
+                // every request answered: a healthy QP has fetched, sent and retired its
+                // whole SQ, and everything it sent is acknowledged
+                if !failed {
+                    let (fetch, una) = (val(&e, f, "sq_fetch"), val(&e, f, "una_psn"));
+                    if !ops.is_empty()
+                        || fetch != posted[i].len() as u64
+                        || una != u64::from(q.sq_psn)
+                    {
+                        self.fail(&format!(
+                            "QP {qpn}: {} ops left in the ring (sq_ci {ci}, sq_fetch {fetch} of {} posted), una {una:#x}, model sq_psn {:#x}",
+                            ops.len(),
+                            posted[i].len(),
+                            q.sq_psn
+                        ));
+                    }
+                    self.stats.drained += 1;
+                }
+                continue;
+            }
             let mut psn = if ci == 0 { c.sq_psn } else { q.sq_psn };
             for (k, &(wr_id, first, npsn, done, status)) in ops.iter().enumerate() {
                 let w = &posted[i][ci + k];
@@ -918,7 +1367,57 @@ impl World {
                 }
             }
         }
+        if rx {
+            self.compare_rx(&out, any_err);
+        }
         self.round += 1;
+    }
+
+    /// With a peer: local memory (READ and atomic results), the peers' memory, the receive
+    /// counters, and what the round exercised.
+    fn compare_rx(&mut self, out: &RtlOut, any_err: bool) {
+        let (m, r) = (&self.model.host.regions[0].1, &self.rtl.host.regions[0].1);
+        if let Some(k) = (0..m.len()).find(|&k| m[k] != r[k]) {
+            self.fail(&format!(
+                "host memory differs at {:#x}: model {:02x?}, RTL {:02x?}",
+                BUF_BASE + k as u64,
+                &m[k..(k + 16).min(m.len())],
+                &r[k..(k + 16).min(r.len())]
+            ));
+        }
+        let mp = &self.mpeer.as_ref().expect("a peer").host.regions[0].1;
+        let rp = &self.rtl.peer.as_ref().expect("a peer").host.regions[0].1;
+        if !any_err {
+            if let Some(k) = (0..mp.len()).find(|&k| mp[k] != rp[k]) {
+                self.fail(&format!(
+                    "the peers' memory differs at {:#x}",
+                    BUF_BASE + k as u64
+                ));
+            }
+        }
+        let now: Vec<u64> = RX_COUNTERS
+            .iter()
+            .map(|&c| u64::from(self.model.nic.bar_read(regs::counter_lo(c))))
+            .collect();
+        for (k, &c) in RX_COUNTERS.iter().enumerate() {
+            let code = k as u8 + 1;
+            let rtl = out.rx_cnts.iter().filter(|x| x.0 == code).count() as u64;
+            if !any_err && now[k] - self.counts[k] != rtl {
+                self.fail(&format!(
+                    "{c:?}: model {} this round, RTL {rtl}",
+                    now[k] - self.counts[k]
+                ));
+            }
+            self.counts[k] = now[k];
+        }
+        for x in &out.rx_cnts {
+            *self.stats.rx_cnts.entry(x.0).or_default() += 1;
+        }
+        self.stats.responses += out.responses;
+        self.stats.dma_writes += out.dma_writes;
+        if out.max_ring == 16 {
+            self.stats.ring_full += 1;
+        }
     }
 }
 
@@ -945,7 +1444,7 @@ fn random_wqes_match_the_model() {
             .ok()
             .and_then(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
             .unwrap_or(0x5eed_0000 + s);
-        let mut w = World::new(seed);
+        let mut w = World::new(seed, false);
         for _ in 0..rounds {
             w.round();
         }
@@ -984,5 +1483,73 @@ fn random_wqes_match_the_model() {
     assert!(
         total.blocked_fence > 0,
         "no fetch held back by FENCE: {total:?}"
+    );
+}
+
+/// With a peer: the requests of both sides answered by a responder model each (ACKs, READ
+/// responses, atomic ACKs, error NAKs for a wrong rkey or a range past the MR), the
+/// responses fed back (the RTL through its receive port); frames, every send CQE (successes
+/// too, in order), QP errors, the emptied ring and the window (`una` = `next_psn`), host
+/// memory (READ and atomic results), the peers' memory and the receive counters compared.
+/// Up to 32 WQEs a round, so the RTL's 16-op ring fills and drains.
+///
+/// Three seeds of three rounds by default; `REQ_RX_SEEDS`, `REQ_RX_ROUNDS` widen it,
+/// `REQ_RX_SEED=hex` replays one.
+#[test]
+fn responses_match_the_model() {
+    let env = |k: &str| std::env::var(k).ok();
+    let seeds: u64 = env("REQ_RX_SEEDS")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let rounds: usize = env("REQ_RX_ROUNDS")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let mut total = Stats::default();
+    for s in 0..seeds {
+        let seed = env("REQ_RX_SEED")
+            .and_then(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
+            .unwrap_or(0x7e5e_0000 + s);
+        let mut w = World::new(seed, true);
+        for _ in 0..rounds {
+            w.round();
+        }
+        let st = w.stats;
+        total.frames += st.frames;
+        total.qp_errs += st.qp_errs;
+        total.responses += st.responses;
+        total.dma_writes += st.dma_writes;
+        total.ring_full += st.ring_full;
+        total.drained += st.drained;
+        for (k, v) in st.cqes {
+            *total.cqes.entry(k).or_default() += v;
+        }
+        for (k, v) in st.ok_by_op {
+            *total.ok_by_op.entry(k).or_default() += v;
+        }
+        for (k, v) in st.rx_cnts {
+            *total.rx_cnts.entry(k).or_default() += v;
+        }
+    }
+    eprintln!("requester diff with responses: {total:?}");
+    assert!(total.responses > 50 && total.drained > 0, "{total:?}");
+    for op in [
+        WcOpcode::RdmaRead,
+        WcOpcode::CompSwap,
+        WcOpcode::FetchAdd,
+        WcOpcode::RdmaWrite,
+        WcOpcode::Send,
+    ] {
+        assert!(
+            total.ok_by_op.contains_key(&u8::from(op)),
+            "no successful {op:?}: {total:?}"
+        );
+    }
+    assert!(
+        total.cqes.contains_key(&u8::from(WcStatus::RemAccessErr)),
+        "no REM_ACCESS_ERR CQE: {total:?}"
+    );
+    assert!(
+        total.ring_full > 0,
+        "the op ring never held 16 ops: {total:?}"
     );
 }
