@@ -1,20 +1,28 @@
 //! `Engine`: the engine top — the block whose Verilog is the device (module `top`), with
 //! exactly the ports of the contract at the end of `docs/rtl-architecture.md`.
 //!
-//! **Second version: the control plane, the RX front end and the responder side of the
-//! datapath.** Wired today:
+//! **Third version: the control plane, the RX front end, the responder side of the
+//! datapath and the requester's transmit half.** Wired today:
 //!
 //! ```text
-//!  BAR0 --> Control (RegFile, CmdEngine, context tables) --+-- qpc/qpa/qps read, qps write --> Responder
-//!              | doorbells: RQ -> Responder, CQ -> Completion, SQ dropped                     |
+//!  BAR0 --> Control (RegFile, CmdEngine, context tables)
+//!              | qpc/qpa read ports: Responder first, then Requester (one answer a cycle later,
+//!              |   routed to the one served); qps read/write -> Responder; qpr read/write -> Requester
+//!              | doorbells: RQ -> Responder, CQ -> Completion, SQ -> Requester
 //!              | CQ events (CREATE_CQ) -> Completion; QP events RESET/DESTROYED -> AtomicUnit clear
-//!              | mr read port <-- MrCheck <-- Responder                                        |
+//!              |   and the Requester's QP clear; ERROR -> Responder flush
+//!              | QP errors (qpa.state := ERR) <-- Responder first, then the Requester's pulse (held)
+//!              | mr read port <-- MrCheck <-- Responder first, then Requester (lkey checks)
 //!  MAC RX --> RxFifo --> dispatch: requests (+ payload) --> Responder --+-- ACK/NAK records --+
 //!                                  responses/ACKs: taken and dropped    +-- READ jobs --> ReadResp --+
 //!                                                                       +-- atomic jobs / replays --> AtomicUnit
-//!                                                                       +-- receive CQEs --> Completion
-//!  MAC TX <-- TxPath <-- arb_rsp(arb_ack(ACK/NAK, atomic ACKs), READ responses)
-//!  DMA read  <-- rd_top(ReadResp, rd_sub(Responder RQ WQE fetch, AtomicUnit))
+//!                                                                       +-- receive CQEs --> Completion (first)
+//!  Requester --+-- request records + payloads --> TxPath's request source
+//!              +-- send CQEs (failed WQEs) --> Completion (after receive CQEs)
+//!  MAC TX <-- TxPath <-- responses: arb_rsp(arb_ack(ACK/NAK, atomic ACKs), READ responses);
+//!                        then requests
+//!  DMA read  <-- rd_top(ReadResp, rd_mid(rd_sub(Responder RQ WQE fetch, AtomicUnit),
+//!                                        rd_req(Requester SQ WQE fetch, Segmenter payloads)))
 //!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), Completion CQEs)
 //! ```
 //!
@@ -24,29 +32,61 @@
 //!   forward), whose frame and drop pulses feed the global counters;
 //! - a dispatcher behind it: request headers (every opcode but the RC responses
 //!   0x0D..=0x12) and their payloads go to the [`Responder`]; responses and ACKs (for the
-//!   requester, which does not exist yet) are **counted as `RxFrames` only and dropped**,
-//!   their payload drained. A response is taken only while the responder is idle (it has
-//!   consumed every earlier payload), so the payload stream needs no routing FIFO;
-//! - the responder's MR checks through [`MrCheck`] on the `mr` table's read port, its
-//!   context reads and `qps` writes on `Control`'s ports, its jobs to [`ReadResp`] and
-//!   [`AtomicUnit`], its receive CQEs to [`Completion`] (which the command engine tells
-//!   about CREATE_CQ), its ACK/NAK records, the READ responses and the atomic ACKs to
-//!   MAC TX through two [`TxArbiter`]s in cascade in front of [`TxPath`] (ACK/NAK records
-//!   first, then atomic ACKs, then READ responses; whole frames, ICRC inserted);
-//! - DMA: reads through a [`DmaReadMux`] cascade (ReadResp on client 0 of the port's mux;
-//!   the responder's RQ WQE fetch and the atomic unit under a second level), writes through
-//!   two [`DmaWriteMux`]es (payload and atomic writes, then CQEs);
+//!   requester, whose receive half does not exist yet) are **counted as `RxFrames` only and
+//!   dropped**, their payload drained. A response is taken only while the responder is idle
+//!   (it has consumed every earlier payload), so the payload stream needs no routing FIFO;
+//! - the responder's and the requester's MR checks through one [`MrCheck`] on the `mr`
+//!   table's read port (the responder first; `MrCheck` answers one request before it takes
+//!   the next, so one register says whose answer it is). One shared check rather than a
+//!   second `MrCheck` on a second read port: the requester checks once per WQE and the
+//!   responder once per message, so they rarely meet, and a second check would add its
+//!   64-bit range logic and a second copy (or port) of the `mr` table;
+//! - the context reads: `qpc` and `qpa` have one datapath read port each, shared the same
+//!   way (the responder first; a register remembers whose request was taken, and the
+//!   answer one cycle later is that one's); `qps` read and write are the responder's, `qpr`
+//!   read and write the requester's (its writes are refused in the cycles a command writes
+//!   `qpr`, as the responder's `qps` writes are);
+//! - the responder's jobs to [`ReadResp`] and [`AtomicUnit`], its receive CQEs and the
+//!   requester's send CQEs to [`Completion`] (receive CQEs first; `Completion` takes a
+//!   CQE in the cycle it is offered, so a plain priority choice is enough), told about
+//!   CREATE_CQ by the command engine;
+//! - QP errors to the command engine (`qpa.state` to ERR): the responder's handshake
+//!   first, the requester's pulse held in a one-entry latch until taken; the port stays
+//!   with one source until that source is taken (the command engine reads the QP number
+//!   over three cycles). A second requester pulse before the first is taken would
+//!   overwrite it: the requester pulses at most once per WQE it fetches (each needs a DMA
+//!   read and tens of cycles), and the command engine takes one in three cycles between
+//!   commands;
+//! - QP events: RESET/DESTROYED clear the QP's replay cache ([`AtomicUnit`]) and the
+//!   requester's per-QP bookkeeping (`s_qp_clr_*`), taken when the requester can take it;
+//!   ERROR (MODIFY_QP to ERR) flushes the responder's receives;
+//! - MAC TX: the ACK/NAK records, the atomic ACKs and the READ responses through two
+//!   [`TxArbiter`]s in cascade into [`TxPath`]'s response source (ACK/NAK records first,
+//!   then atomic ACKs, then READ responses), the requester's request records and payloads
+//!   on its request source (responses first, whole frames, ICRC inserted) through two
+//!   register slices (its Segmenter passes DMA read data straight to its payload output,
+//!   so TxPath's ready would close a loop through it); a third slice carries its WQE
+//!   fetch's DMA responses (the fetch's answer reaches the Segmenter's response ready
+//!   inside the requester, and `rd_req` routes both in one `always`);
+//! - DMA: reads through a [`DmaReadMux`] cascade, one tag bit a level (ReadResp on client
+//!   0 of the port's mux; under client 1 a second level over the responder's RQ WQE fetch
+//!   and the atomic unit, and the requester's SQ WQE fetch and Segmenter payload reads;
+//!   the clients keep 5 tag bits, the Segmenter uses 4), writes through two
+//!   [`DmaWriteMux`]es (payload and atomic writes, then CQEs);
 //! - counters: `TxFrames`/`TxBytes` from TxPath, `Duplicates`, `PsnSeqDrops`, `NaksSent`,
 //!   `RnrNaksSent`, `UnknownQpDrops`, `DmaFaults` from the responder (and the completion
-//!   engine's refused CQE writes).
+//!   engine's refused CQE writes, and the requester's refused SQ and payload reads).
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
 //! verdict).
 //!
-//! Not yet: the requester (SQ doorbells are taken and dropped, the TX request source is
-//! idle, received responses and ACKs are dropped), per-QP counters (the responder's
-//! `m_cnt_qp_*` are not stored), `QpTimers`
-//! (only the requester needs them). Responses leave in the arbiters' order, not
+//! Not yet: the requester's receive half in the engine (the `Requester` block has its
+//! fault-free path, but its `s_rsp_*` inputs are tied idle and its DMA write client has no
+//! leg on the write muxes; received responses and ACKs are dropped, so no op retires: no success CQEs, READ and atomic results are not delivered, no
+//! retransmission, and a QP stops fetching after 16 outstanding ops or its READ/atomic
+//! limit; its `m_sent_*` pulses and op-ring walk port are unused), `QpTimers`, the send
+//! queue's flush on an error, per-QP counters (the responder's `m_cnt_qp_*` and the
+//! requester's `m_cnt_qpn` are not stored). Responses leave in the arbiters' order, not
 //! necessarily in PSN order: an ACK of a later request can overtake READ response
 //! packets still being read from host memory (a requester that posts a READ and further
 //! requests back to back may see them out of order). Frames a MAC flags (`tuser`) and
@@ -69,7 +109,8 @@ use crate::dma_wr_mux::DmaWriteMux;
 use crate::mr_check::MrCheck;
 use crate::prelude::*;
 use crate::read_resp::ReadResp;
-use crate::regfile::{DB_CQ, DB_RQ};
+use crate::regfile::{DB_CQ, DB_RQ, DB_SQ};
+use crate::requester::Requester;
 use crate::responder::Responder;
 use crate::rx_fifo::RxFifo;
 use crate::skid::Skid;
@@ -130,6 +171,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     control: Control<QA, MA>,
     rx: RxFifo,
     resp: Responder<QA>,
+    req: Requester<QA, QS>,
     mr: MrCheck<MA>,
     rdr: ReadResp<QA>,
     atom: AtomicUnit<QA, QS>,
@@ -139,10 +181,14 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     arb_ack: TxArbiter,
     /// `arb_ack` (first) and READ responses, into TxPath's response source.
     arb_rsp: TxArbiter,
-    /// The DMA read port: ReadResp (client 0) and `rd_sub` (client 1).
+    /// The DMA read port: ReadResp (client 0) and `rd_mid` (client 1).
     rd_top: DmaReadMux<7, 8>,
+    /// `rd_sub` (client 0) and `rd_req` (client 1).
+    rd_mid: DmaReadMux<6, 7>,
     /// The responder's RQ WQE fetch (client 0) and the atomic unit (client 1).
-    rd_sub: DmaReadMux<6, 7>,
+    rd_sub: DmaReadMux<5, 6>,
+    /// The requester's SQ WQE fetch (client 0) and its Segmenter's payload reads (client 1).
+    rd_req: DmaReadMux<5, 6>,
     /// The responder's payload writes (client 0) and the atomic unit's writes (client 1).
     wr_a: DmaWriteMux,
     /// The DMA write port: `wr_a` (client 0) and the completion engine (client 1).
@@ -158,11 +204,32 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// loops through each other otherwise.
     sk_sub_req: Skid<87>,
     sk_sub_resp: Skid<519>,
+    /// Register slices between the requester's records / payloads and TxPath (its
+    /// Segmenter passes DMA read data through to its payload output).
+    sk_rq_pkt: Skid<RECORD_BITS>,
+    sk_rq_pay: Skid<512>,
+    /// The requester's WQE-fetch responses: `rd_req` routes both clients' responses in
+    /// one `always`, and inside the requester the fetch's answer reaches the Segmenter's
+    /// response ready, a loop without it.
+    sk_wqe_resp: Skid<512>,
+    /// The Segmenter's payload responses, for the same reason (its response ready depends
+    /// on its own state, which `rd_req`'s routing of the other client feeds).
+    sk_seg_resp: Skid<512>,
+    sk_s2_req: Skid<86>,
+    sk_s2_resp: Skid<518>,
+    sk_r2_req: Skid<86>,
+    sk_r2_resp: Skid<518>,
     sk_wa_req: Skid<80>,
     sk_wa_data: Skid<576>,
     sub_req_lt: Cat<16, 7, 23>,
     sub_req_cat: Cat<64, 23, 87>,
     sub_resp_cat: Cat<7, 512, 519>,
+    s2_req_lt: Cat<16, 6, 22>,
+    s2_req_cat: Cat<64, 22, 86>,
+    s2_resp_cat: Cat<6, 512, 518>,
+    r2_req_lt: Cat<16, 6, 22>,
+    r2_req_cat: Cat<64, 22, 86>,
+    r2_resp_cat: Cat<6, 512, 518>,
     wa_req_cat: Cat<64, 16, 80>,
     wa_data_cat: Cat<64, 512, 576>,
     /// `{len, tag[6:0]}` and `{addr, len, tag[6:0]}` of ReadResp's DMA request.
@@ -177,15 +244,31 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     incs: CounterIncs,
     /// A response's payload is being drained.
     drain: DFF<Bit>,
-    zero6: Constant<Bits<6>>,
+    /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
+    /// (1 = the requester): its answer is theirs.
+    qpc_req_own: DFF<Bit>,
+    qpa_req_own: DFF<Bit>,
+    /// The shared `MrCheck`'s current request is the requester's (held from the request
+    /// taken until its answer is taken).
+    mr_req_own: DFF<Bit>,
+    /// The requester's QP-error pulse, held until the command engine takes it.
+    qe_pend: DFF<Bit>,
+    qe_pend_qpn: DFF<Bits<QA>>,
+    /// The QP-error port is held by one source until taken (`qe_sel`: 1 = the requester):
+    /// the command engine reads the QP number over three cycles.
+    qe_busy: DFF<Bit>,
+    qe_sel: DFF<Bit>,
+    /// The client the QP-error port serves this cycle (1 = the requester).
+    qe_now: Signal<Local, Bit>,
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
     zero512: Constant<Bits<512>>,
-    zero_rec: Constant<Bits<RECORD_BITS>>,
-    zero_qpr: Constant<QprEntry>,
     k_db_rq: Constant<Bits<2>>,
     k_db_cq: Constant<Bits<2>>,
+    k_db_sq: Constant<Bits<2>>,
+    zero4: Constant<Bits<4>>,
+    zero5: Constant<Bits<5>>,
     k_ev_reset: Constant<Bits<2>>,
     k_ev_destroyed: Constant<Bits<2>>,
     k_ev_error: Constant<Bits<2>>,
@@ -197,10 +280,48 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
-    unused_ctl_s_qpr_rd_ready: Signal<Local, Bit>,
-    unused_ctl_m_qpr_rd_valid: Signal<Local, Bit>,
-    unused_ctl_m_qpr_rd_data: Signal<Local, QprEntry>,
-    unused_ctl_s_qpr_wr_ready: Signal<Local, Bit>,
+    /// The requester's receive half, not wired yet (responses are still dropped).
+    unused_req_s_rsp_ready: Signal<Local, Bit>,
+    unused_req_s_rsp_pay_tready: Signal<Local, Bit>,
+    unused_req_m_dma_wr_req_valid: Signal<Local, Bit>,
+    unused_req_m_dma_wr_req_addr: Signal<Local, Bits<64>>,
+    unused_req_m_dma_wr_req_len: Signal<Local, Bits<16>>,
+    unused_req_m_dma_wr_data_valid: Signal<Local, Bit>,
+    unused_req_m_dma_wr_data: Signal<Local, Bits<512>>,
+    unused_req_m_dma_wr_data_keep: Signal<Local, Bits<64>>,
+    unused_req_m_dma_wr_data_last: Signal<Local, Bit>,
+    unused_req_m_rx_cnt_valid: Signal<Local, Bit>,
+    unused_req_m_rx_cnt_code: Signal<Local, Bits<3>>,
+    unused_req_m_rx_cnt_per_qp: Signal<Local, Bit>,
+    unused_req_m_rx_cnt_qpn: Signal<Local, Bits<QA>>,
+    unused_req_m_op_vendor: Signal<Local, Bits<8>>,
+    unused_req_m_sent_valid: Signal<Local, Bit>,
+    unused_req_m_sent_qpn: Signal<Local, Bits<QA>>,
+    unused_req_m_sent_psn: Signal<Local, Bits<24>>,
+    unused_req_m_cnt_qpn: Signal<Local, Bits<QA>>,
+    unused_req_m_op_wr_id: Signal<Local, Bits<64>>,
+    unused_req_m_op_signaled: Signal<Local, Bits<1>>,
+    unused_req_m_op_wc_opcode: Signal<Local, Bits<3>>,
+    unused_req_m_op_kind: Signal<Local, Bits<2>>,
+    unused_req_m_op_iova: Signal<Local, Bits<64>>,
+    unused_req_m_op_len: Signal<Local, Bits<32>>,
+    unused_req_m_op_first_psn: Signal<Local, Bits<24>>,
+    unused_req_m_op_npsn: Signal<Local, Bits<24>>,
+    unused_req_m_op_resp: Signal<Local, Bits<24>>,
+    unused_req_m_op_pmtu: Signal<Local, Bits<3>>,
+    unused_req_m_op_done: Signal<Local, Bits<1>>,
+    unused_req_m_op_status: Signal<Local, Bits<8>>,
+    unused_wqe_tag: Signal<Local, Bits<8>>,
+    unused_seg_tag: Signal<Local, Bits<8>>,
+    unused_rd_req_m0_resp_tag: Signal<Local, Bits<5>>,
+    unused_rd_req_m1_resp_tag: Signal<Local, Bits<5>>,
+    unused_sk_rq_pkt_m_last: Signal<Local, Bit>,
+    unused_sk_rq_pkt_m_err: Signal<Local, Bit>,
+    unused_sk_rq_pay_m_err: Signal<Local, Bit>,
+    unused_sk_s2_req_m_last: Signal<Local, Bit>,
+    unused_sk_s2_req_m_err: Signal<Local, Bit>,
+    unused_sk_r2_req_m_last: Signal<Local, Bit>,
+    unused_sk_r2_req_m_err: Signal<Local, Bit>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
     unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
@@ -226,12 +347,10 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_atom_tag: Signal<Local, Bits<8>>,
     unused_atom_m_replay_miss: Signal<Local, Bit>,
     unused_rd_top_m0_resp_tag: Signal<Local, Bits<7>>,
-    unused_rd_sub_m0_resp_tag: Signal<Local, Bits<6>>,
-    unused_rd_sub_m1_resp_tag: Signal<Local, Bits<6>>,
+    unused_rd_sub_m0_resp_tag: Signal<Local, Bits<5>>,
+    unused_rd_sub_m1_resp_tag: Signal<Local, Bits<5>>,
     unused_arb_ack_s_rsp_pay_tready: Signal<Local, Bit>,
     unused_arb_ack_s_req_pay_tready: Signal<Local, Bit>,
-    unused_tx_s_req_pkt_ready: Signal<Local, Bit>,
-    unused_tx_s_req_pay_tready: Signal<Local, Bit>,
     unused_tx_m_err_payload: Signal<Local, Bit>,
     unused_tx_m_err_icrc: Signal<Local, Bit>,
     unused_sk_rd_req_m_last: Signal<Local, Bit>,
@@ -325,15 +444,15 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             mac_cat: Default::default(),
             incs: Default::default(),
             drain: Default::default(),
-            zero6: Constant::new(0u64.to_bits()),
             zero8: Constant::new(0u64.to_bits()),
             zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
             zero512: Constant::new(0u64.to_bits()),
-            zero_rec: Constant::new(0u64.to_bits()),
-            zero_qpr: Constant::new(0u64.to_bits()),
             k_db_rq: Constant::new(DB_RQ.to_bits()),
             k_db_cq: Constant::new(DB_CQ.to_bits()),
+            k_db_sq: Constant::new(DB_SQ.to_bits()),
+            zero4: Constant::new(0u64.to_bits()),
+            zero5: Constant::new(0u64.to_bits()),
             k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
             k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
             k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
@@ -344,10 +463,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
-            unused_ctl_s_qpr_rd_ready: Default::default(),
-            unused_ctl_m_qpr_rd_valid: Default::default(),
-            unused_ctl_m_qpr_rd_data: Default::default(),
-            unused_ctl_s_qpr_wr_ready: Default::default(),
             unused_rx_m_hdr_solicited: Default::default(),
             unused_rx_m_hdr_migreq: Default::default(),
             unused_rx_m_hdr_pad: Default::default(),
@@ -377,8 +492,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rd_sub_m1_resp_tag: Default::default(),
             unused_arb_ack_s_rsp_pay_tready: Default::default(),
             unused_arb_ack_s_req_pay_tready: Default::default(),
-            unused_tx_s_req_pkt_ready: Default::default(),
-            unused_tx_s_req_pay_tready: Default::default(),
             unused_tx_m_err_payload: Default::default(),
             unused_tx_m_err_icrc: Default::default(),
             unused_sk_rd_req_m_last: Default::default(),
@@ -391,6 +504,72 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_sk_wa_req_m_last: Default::default(),
             unused_sk_wa_req_m_err: Default::default(),
             unused_sk_wa_data_m_err: Default::default(),
+            req: Default::default(),
+            rd_mid: Default::default(),
+            rd_req: Default::default(),
+            sk_rq_pkt: Default::default(),
+            sk_rq_pay: Default::default(),
+            sk_wqe_resp: Default::default(),
+            sk_seg_resp: Default::default(),
+            sk_s2_req: Default::default(),
+            sk_s2_resp: Default::default(),
+            sk_r2_req: Default::default(),
+            sk_r2_resp: Default::default(),
+            s2_req_lt: Default::default(),
+            s2_req_cat: Default::default(),
+            s2_resp_cat: Default::default(),
+            r2_req_lt: Default::default(),
+            r2_req_cat: Default::default(),
+            r2_resp_cat: Default::default(),
+            qpc_req_own: Default::default(),
+            qpa_req_own: Default::default(),
+            mr_req_own: Default::default(),
+            qe_pend: Default::default(),
+            qe_pend_qpn: Default::default(),
+            qe_busy: Default::default(),
+            qe_sel: Default::default(),
+            qe_now: Default::default(),
+            unused_req_s_rsp_ready: Default::default(),
+            unused_req_s_rsp_pay_tready: Default::default(),
+            unused_req_m_dma_wr_req_valid: Default::default(),
+            unused_req_m_dma_wr_req_addr: Default::default(),
+            unused_req_m_dma_wr_req_len: Default::default(),
+            unused_req_m_dma_wr_data_valid: Default::default(),
+            unused_req_m_dma_wr_data: Default::default(),
+            unused_req_m_dma_wr_data_keep: Default::default(),
+            unused_req_m_dma_wr_data_last: Default::default(),
+            unused_req_m_rx_cnt_valid: Default::default(),
+            unused_req_m_rx_cnt_code: Default::default(),
+            unused_req_m_rx_cnt_per_qp: Default::default(),
+            unused_req_m_rx_cnt_qpn: Default::default(),
+            unused_req_m_op_vendor: Default::default(),
+            unused_req_m_sent_valid: Default::default(),
+            unused_req_m_sent_qpn: Default::default(),
+            unused_req_m_sent_psn: Default::default(),
+            unused_req_m_cnt_qpn: Default::default(),
+            unused_req_m_op_wr_id: Default::default(),
+            unused_req_m_op_signaled: Default::default(),
+            unused_req_m_op_wc_opcode: Default::default(),
+            unused_req_m_op_kind: Default::default(),
+            unused_req_m_op_iova: Default::default(),
+            unused_req_m_op_len: Default::default(),
+            unused_req_m_op_first_psn: Default::default(),
+            unused_req_m_op_npsn: Default::default(),
+            unused_req_m_op_resp: Default::default(),
+            unused_req_m_op_pmtu: Default::default(),
+            unused_req_m_op_done: Default::default(),
+            unused_req_m_op_status: Default::default(),
+            unused_wqe_tag: Default::default(),
+            unused_seg_tag: Default::default(),
+            unused_rd_req_m0_resp_tag: Default::default(),
+            unused_rd_req_m1_resp_tag: Default::default(),
+            unused_sk_rq_pkt_m_last: Default::default(),
+            unused_sk_rq_pkt_m_err: Default::default(),
+            unused_sk_rq_pay_m_err: Default::default(),
+            unused_sk_s2_req_m_last: Default::default(),
+            unused_sk_s2_req_m_err: Default::default(),
+            unused_sk_r2_req_m_last: Default::default(),
+            unused_sk_r2_req_m_err: Default::default(),
         }
     }
 }
@@ -404,13 +583,27 @@ impl<const QA: usize, const MA: usize, const QS: usize> Default for Engine<QA, M
 impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA, QS> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, drain, st_a_valid, st_a_err);
+        dff_setup!(
+            self,
+            clock,
+            drain,
+            st_a_valid,
+            st_a_err,
+            qpc_req_own,
+            qpa_req_own,
+            mr_req_own,
+            qe_pend,
+            qe_pend_qpn,
+            qe_busy,
+            qe_sel
+        );
         clock!(
             self,
             clock,
             control,
             rx,
             resp,
+            req,
             mr,
             rdr,
             atom,
@@ -419,7 +612,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             arb_ack,
             arb_rsp,
             rd_top,
+            rd_mid,
             rd_sub,
+            rd_req,
             wr_a,
             wr_b,
             sk_rd_req,
@@ -428,12 +623,31 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             sk_pay,
             sk_sub_req,
             sk_sub_resp,
+            sk_rq_pkt,
+            sk_rq_pay,
+            sk_wqe_resp,
+            sk_seg_resp,
+            sk_s2_req,
+            sk_s2_resp,
+            sk_r2_req,
+            sk_r2_resp,
             sk_wa_req,
             sk_wa_data
         );
         self.control.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
+        self.req.reset.next = self.reset.val();
+        self.rd_mid.reset.next = self.reset.val();
+        self.rd_req.reset.next = self.reset.val();
+        self.sk_rq_pkt.reset.next = self.reset.val();
+        self.sk_rq_pay.reset.next = self.reset.val();
+        self.sk_wqe_resp.reset.next = self.reset.val();
+        self.sk_seg_resp.reset.next = self.reset.val();
+        self.sk_s2_req.reset.next = self.reset.val();
+        self.sk_s2_resp.reset.next = self.reset.val();
+        self.sk_r2_req.reset.next = self.reset.val();
+        self.sk_r2_resp.reset.next = self.reset.val();
         self.mr.reset.next = self.reset.val();
         self.rdr.reset.next = self.reset.val();
         self.atom.reset.next = self.reset.val();
@@ -466,6 +680,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.mac_cat.lo.next = self.control.mac_lo.val();
         self.resp.local_mac.next = self.mac_cat.y.val();
         self.resp.local_ip.next = self.control.ipv4.val();
+        self.req.local_mac.next = self.mac_cat.y.val();
+        self.req.local_ip.next = self.control.ipv4.val();
 
         // ---- MAC RX -> RX front end ----
         self.rx.enable.next = self.control.port_enable.val();
@@ -536,7 +752,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_rx_m_hdr_has_atomic_ack_eth.next = self.rx.m_hdr_has_atomic_ack_eth.val();
         self.unused_rx_m_hdr_has_payload.next = self.rx.m_hdr_has_payload.val();
 
-        // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ dropped ----
+        // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ -> requester ----
         self.resp.s_rq_db_valid.next =
             self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_rq.val());
         self.resp.s_rq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
@@ -545,11 +761,17 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_cq.val());
         self.cpl.s_db_cqn.next = self.control.m_db_index.val().get_bits::<8>(0);
         self.cpl.s_db_ci.next = self.control.m_db_value.val();
+        self.req.s_sq_db_valid.next =
+            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_sq.val());
+        self.req.s_sq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
+        self.req.s_sq_db_pi.next = self.control.m_db_value.val();
         self.control.m_db_ready.next = ((self.control.m_db_kind.val() == self.k_db_rq.val())
             & self.resp.s_rq_db_ready.val())
             | ((self.control.m_db_kind.val() == self.k_db_cq.val()) & self.cpl.s_db_ready.val())
+            | ((self.control.m_db_kind.val() == self.k_db_sq.val()) & self.req.s_sq_db_ready.val())
             | ((self.control.m_db_kind.val() != self.k_db_rq.val())
-                & (self.control.m_db_kind.val() != self.k_db_cq.val()));
+                & (self.control.m_db_kind.val() != self.k_db_cq.val())
+                & (self.control.m_db_kind.val() != self.k_db_sq.val()));
         self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
 
         // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
@@ -560,27 +782,64 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.m_cqev_ready.next = self.cpl.s_cfg_ready.val();
         // MODIFY_QP to ERR: the responder flushes the QP's receives (its one-entry latch
         // holds the event back while full; the other kinds are always taken).
-        self.control.m_qpev_ready.next = (self.control.m_qpev_kind.val() != self.k_ev_error.val())
-            | self.resp.s_flush_ready.val();
+        // RESET/DESTROYED: the requester's op-ring bookkeeping and the replay cache are
+        // cleared (the event is taken when the requester can take it; the replay cache
+        // takes it in the same cycle).
+        self.control.m_qpev_ready.next = ((self.control.m_qpev_kind.val()
+            != self.k_ev_error.val())
+            & (self.control.m_qpev_kind.val() != self.k_ev_reset.val())
+            & (self.control.m_qpev_kind.val() != self.k_ev_destroyed.val()))
+            | ((self.control.m_qpev_kind.val() == self.k_ev_error.val())
+                & self.resp.s_flush_ready.val())
+            | (((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
+                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()))
+                & self.req.s_qp_clr_ready.val());
         self.resp.s_flush_valid.next = self.control.m_qpev_valid.val()
             & (self.control.m_qpev_kind.val() == self.k_ev_error.val());
         self.resp.s_flush_qpn.next = self.control.m_qpev_qpn.val();
         self.atom.s_clear_valid.next = self.control.m_qpev_valid.val()
             & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
-                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()));
+                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()))
+            & self.req.s_qp_clr_ready.val();
         self.atom.s_clear_qpn.next = self.control.m_qpev_qpn.val();
+        self.req.s_qp_clr_valid.next = self.control.m_qpev_valid.val()
+            & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
+                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()));
+        self.req.s_qp_clr_qpn.next = self.control.m_qpev_qpn.val();
 
         // ---- context tables <-> responder ----
-        self.control.s_qpc_rd_valid.next = self.resp.m_qpc_rd_valid.val();
-        self.control.s_qpc_rd_addr.next = self.resp.m_qpc_rd_addr.val();
+        // qpc and qpa: one datapath read port each, shared by the responder (first) and
+        // the requester; the answer (one cycle later) goes to the one served.
+        self.control.s_qpc_rd_valid.next =
+            self.resp.m_qpc_rd_valid.val() | self.req.m_qpc_rd_valid.val();
+        self.control.s_qpc_rd_addr.next = self.req.m_qpc_rd_addr.val();
+        if self.resp.m_qpc_rd_valid.val() {
+            self.control.s_qpc_rd_addr.next = self.resp.m_qpc_rd_addr.val();
+        }
         self.resp.m_qpc_rd_ready.next = self.control.s_qpc_rd_ready.val();
-        self.resp.s_qpc_rd_valid.next = self.control.m_qpc_rd_valid.val();
+        self.req.m_qpc_rd_ready.next =
+            self.control.s_qpc_rd_ready.val() & !self.resp.m_qpc_rd_valid.val();
+        self.qpc_req_own.d.next = !self.resp.m_qpc_rd_valid.val();
+        self.resp.s_qpc_rd_valid.next =
+            self.control.m_qpc_rd_valid.val() & !self.qpc_req_own.q.val();
+        self.req.s_qpc_rd_valid.next = self.control.m_qpc_rd_valid.val() & self.qpc_req_own.q.val();
         self.resp.s_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
-        self.control.s_qpa_rd_valid.next = self.resp.m_qpa_rd_valid.val();
-        self.control.s_qpa_rd_addr.next = self.resp.m_qpa_rd_addr.val();
+        self.req.s_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
+        self.control.s_qpa_rd_valid.next =
+            self.resp.m_qpa_rd_valid.val() | self.req.m_qpa_rd_valid.val();
+        self.control.s_qpa_rd_addr.next = self.req.m_qpa_rd_addr.val();
+        if self.resp.m_qpa_rd_valid.val() {
+            self.control.s_qpa_rd_addr.next = self.resp.m_qpa_rd_addr.val();
+        }
         self.resp.m_qpa_rd_ready.next = self.control.s_qpa_rd_ready.val();
-        self.resp.s_qpa_rd_valid.next = self.control.m_qpa_rd_valid.val();
+        self.req.m_qpa_rd_ready.next =
+            self.control.s_qpa_rd_ready.val() & !self.resp.m_qpa_rd_valid.val();
+        self.qpa_req_own.d.next = !self.resp.m_qpa_rd_valid.val();
+        self.resp.s_qpa_rd_valid.next =
+            self.control.m_qpa_rd_valid.val() & !self.qpa_req_own.q.val();
+        self.req.s_qpa_rd_valid.next = self.control.m_qpa_rd_valid.val() & self.qpa_req_own.q.val();
         self.resp.s_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
+        self.req.s_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
         self.control.s_qps_rd_valid.next = self.resp.m_qps_rd_valid.val();
         self.control.s_qps_rd_addr.next = self.resp.m_qps_rd_addr.val();
         self.resp.m_qps_rd_ready.next = self.control.s_qps_rd_ready.val();
@@ -590,34 +849,57 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.s_qps_wr_addr.next = self.resp.m_qps_wr_addr.val();
         self.control.s_qps_wr_data.next = self.resp.m_qps_wr_data.val();
         self.resp.m_qps_wr_ready.next = self.control.s_qps_wr_ready.val();
-        // Tables nobody reads yet (the requester will read qpr).
+        // qpr: the requester's read port and write port (writes refused in the cycles a
+        // command writes qpr).
+        self.control.s_qpr_rd_valid.next = self.req.m_qpr_rd_valid.val();
+        self.control.s_qpr_rd_addr.next = self.req.m_qpr_rd_addr.val();
+        self.req.m_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
+        self.req.s_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
+        self.req.s_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
+        self.control.s_qpr_wr_valid.next = self.req.m_qpr_wr_valid.val();
+        self.control.s_qpr_wr_addr.next = self.req.m_qpr_wr_addr.val();
+        self.control.s_qpr_wr_data.next = self.req.m_qpr_wr_data.val();
+        self.req.m_qpr_wr_ready.next = self.control.s_qpr_wr_ready.val();
+        // A table nobody reads yet.
         self.control.s_cq_rd_valid.next = false;
         self.control.s_cq_rd_addr.next = self.zero8.val();
-        self.control.s_qpr_rd_valid.next = false;
-        self.control.s_qpr_rd_addr.next = self.zero64.val().get_bits::<QA>(0);
         self.unused_ctl_s_cq_rd_ready.next = self.control.s_cq_rd_ready.val();
         self.unused_ctl_m_cq_rd_valid.next = self.control.m_cq_rd_valid.val();
         self.unused_ctl_m_cq_rd_data.next = self.control.m_cq_rd_data.val();
-        self.unused_ctl_s_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
-        self.unused_ctl_m_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
-        self.unused_ctl_m_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
-        self.control.s_qpr_wr_valid.next = false;
-        self.control.s_qpr_wr_addr.next = self.zero64.val().get_bits::<QA>(0);
-        self.control.s_qpr_wr_data.next = self.zero_qpr.val();
-        self.unused_ctl_s_qpr_wr_ready.next = self.control.s_qpr_wr_ready.val();
 
-        // ---- MR checks: responder -> MrCheck -> mr table ----
-        self.mr.s_req_valid.next = self.resp.m_mr_req_valid.val();
-        self.mr.s_req_key.next = self.resp.m_mr_req_key.val();
-        self.mr.s_req_pdn.next = self.resp.m_mr_req_pdn.val();
-        self.mr.s_req_va.next = self.resp.m_mr_req_va.val();
-        self.mr.s_req_len.next = self.resp.m_mr_req_len.val();
-        self.mr.s_req_need.next = self.resp.m_mr_req_need.val();
+        // ---- MR checks: responder (first) and requester -> one MrCheck -> mr table ----
+        // MrCheck takes one request at a time and answers it before taking the next, so
+        // the owner of a request taken is the owner of the next answer.
+        self.mr.s_req_valid.next = self.resp.m_mr_req_valid.val() | self.req.m_mr_req_valid.val();
+        self.mr.s_req_key.next = self.req.m_mr_req_key.val();
+        self.mr.s_req_pdn.next = self.req.m_mr_req_pdn.val();
+        self.mr.s_req_va.next = self.req.m_mr_req_va.val();
+        self.mr.s_req_len.next = self.req.m_mr_req_len.val();
+        self.mr.s_req_need.next = self.req.m_mr_req_need.val();
+        if self.resp.m_mr_req_valid.val() {
+            self.mr.s_req_key.next = self.resp.m_mr_req_key.val();
+            self.mr.s_req_pdn.next = self.resp.m_mr_req_pdn.val();
+            self.mr.s_req_va.next = self.resp.m_mr_req_va.val();
+            self.mr.s_req_len.next = self.resp.m_mr_req_len.val();
+            self.mr.s_req_need.next = self.resp.m_mr_req_need.val();
+        }
         self.resp.m_mr_req_ready.next = self.mr.s_req_ready.val();
-        self.resp.s_mr_res_valid.next = self.mr.m_res_valid.val();
+        self.req.m_mr_req_ready.next = self.mr.s_req_ready.val() & !self.resp.m_mr_req_valid.val();
+        if self.mr.s_req_ready.val()
+            & (self.resp.m_mr_req_valid.val() | self.req.m_mr_req_valid.val())
+        {
+            self.mr_req_own.d.next = !self.resp.m_mr_req_valid.val();
+        }
+        self.resp.s_mr_res_valid.next = self.mr.m_res_valid.val() & !self.mr_req_own.q.val();
+        self.req.s_mr_res_valid.next = self.mr.m_res_valid.val() & self.mr_req_own.q.val();
         self.resp.s_mr_res_ok.next = self.mr.m_res_ok.val();
+        self.req.s_mr_res_ok.next = self.mr.m_res_ok.val();
         self.resp.s_mr_res_iova.next = self.mr.m_res_iova.val();
+        self.req.s_mr_res_iova.next = self.mr.m_res_iova.val();
         self.mr.m_res_ready.next = self.resp.s_mr_res_ready.val();
+        if self.mr_req_own.q.val() {
+            self.mr.m_res_ready.next = self.req.s_mr_res_ready.val();
+        }
         self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
         self.control.s_mr_rd_valid.next = self.mr.m_mr_rd_valid.val();
         self.control.s_mr_rd_addr.next = self.mr.m_mr_rd_addr.val();
@@ -673,10 +955,32 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.s_atomic_err_valid.next = self.atom.m_err_valid.val();
         self.resp.s_atomic_err_qpn.next = self.atom.m_err_qpn.val();
         self.resp.s_atomic_err_psn.next = self.atom.m_err_psn.val();
-        // the responder's QP errors -> the command engine (qpa.state to ERR)
+        // the responder's and the requester's QP errors -> the command engine (qpa.state
+        // to ERR). The requester pulses: its pulse is held in `qe_pend` until taken. The
+        // port stays with one source until it is taken (`qe_busy`/`qe_sel`), the
+        // responder first otherwise.
+        self.qe_now.next = !self.resp.m_qp_err_valid.val();
+        if self.qe_busy.q.val() {
+            self.qe_now.next = self.qe_sel.q.val();
+        }
         self.control.s_qperr_valid.next = self.resp.m_qp_err_valid.val();
         self.control.s_qperr_qpn.next = self.resp.m_qp_err_qpn.val();
-        self.resp.m_qp_err_ready.next = self.control.s_qperr_ready.val();
+        if self.qe_now.val() {
+            self.control.s_qperr_valid.next = self.qe_pend.q.val();
+            self.control.s_qperr_qpn.next = self.qe_pend_qpn.q.val();
+        }
+        self.resp.m_qp_err_ready.next = self.control.s_qperr_ready.val() & !self.qe_now.val();
+        self.qe_sel.d.next = self.qe_now.val();
+        self.qe_busy.d.next = ((self.resp.m_qp_err_valid.val() & !self.qe_now.val())
+            | (self.qe_pend.q.val() & self.qe_now.val()))
+            & !self.control.s_qperr_ready.val();
+        if self.control.s_qperr_ready.val() & self.qe_now.val() {
+            self.qe_pend.d.next = false;
+        }
+        if self.req.m_qp_err_valid.val() {
+            self.qe_pend.d.next = true;
+            self.qe_pend_qpn.d.next = self.req.m_qp_err_qpn.val();
+        }
         // SEND with invalidate -> the command engine (the mr table's write)
         self.control.s_inv_valid.next = self.resp.m_inv_valid.val();
         self.control.s_inv_key.next = self.resp.m_inv_key.val();
@@ -684,20 +988,36 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.m_inv_ready.next = self.control.s_inv_ready.val();
         self.resp.m_inv_ok.next = self.control.s_inv_ok.val();
 
-        // ---- receive CQEs -> completion engine ----
-        self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val();
+        // ---- receive CQEs (first) and send CQEs -> completion engine ----
+        // Completion takes a CQE in the cycle it is offered (ready depends on its state
+        // only), so a plain priority choice is enough.
+        self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val() | self.req.m_cqe_valid.val();
         self.resp.m_cqe_ready.next = self.cpl.s_cqe_ready.val();
-        self.cpl.s_cqe_cqn.next = self.resp.m_cqe_cqn.val();
-        self.cpl.s_cqe_wr_id.next = self.resp.m_cqe_wr_id.val();
-        self.cpl.s_cqe_byte_len.next = self.resp.m_cqe_byte_len.val();
-        self.cpl.s_cqe_imm.next = self.resp.m_cqe_imm.val();
-        self.cpl.s_cqe_qp_num.next = self.resp.m_cqe_qp_num.val();
-        self.cpl.s_cqe_src_qp.next = self.resp.m_cqe_src_qp.val();
-        self.cpl.s_cqe_wqe_index.next = self.resp.m_cqe_wqe_index.val();
-        self.cpl.s_cqe_opcode.next = self.resp.m_cqe_opcode.val();
-        self.cpl.s_cqe_status.next = self.resp.m_cqe_status.val();
-        self.cpl.s_cqe_wc_flags.next = self.resp.m_cqe_wc_flags.val();
-        self.cpl.s_cqe_vendor_err.next = self.resp.m_cqe_vendor_err.val();
+        self.req.m_cqe_ready.next = self.cpl.s_cqe_ready.val() & !self.resp.m_cqe_valid.val();
+        self.cpl.s_cqe_cqn.next = self.req.m_cqe_cqn.val();
+        self.cpl.s_cqe_wr_id.next = self.req.m_cqe_wr_id.val();
+        self.cpl.s_cqe_byte_len.next = self.req.m_cqe_byte_len.val();
+        self.cpl.s_cqe_imm.next = self.req.m_cqe_imm.val();
+        self.cpl.s_cqe_qp_num.next = self.req.m_cqe_qp_num.val();
+        self.cpl.s_cqe_src_qp.next = self.req.m_cqe_src_qp.val();
+        self.cpl.s_cqe_wqe_index.next = self.req.m_cqe_wqe_index.val();
+        self.cpl.s_cqe_opcode.next = self.req.m_cqe_opcode.val();
+        self.cpl.s_cqe_status.next = self.req.m_cqe_status.val();
+        self.cpl.s_cqe_wc_flags.next = self.req.m_cqe_wc_flags.val();
+        self.cpl.s_cqe_vendor_err.next = self.req.m_cqe_vendor_err.val();
+        if self.resp.m_cqe_valid.val() {
+            self.cpl.s_cqe_cqn.next = self.resp.m_cqe_cqn.val();
+            self.cpl.s_cqe_wr_id.next = self.resp.m_cqe_wr_id.val();
+            self.cpl.s_cqe_byte_len.next = self.resp.m_cqe_byte_len.val();
+            self.cpl.s_cqe_imm.next = self.resp.m_cqe_imm.val();
+            self.cpl.s_cqe_qp_num.next = self.resp.m_cqe_qp_num.val();
+            self.cpl.s_cqe_src_qp.next = self.resp.m_cqe_src_qp.val();
+            self.cpl.s_cqe_wqe_index.next = self.resp.m_cqe_wqe_index.val();
+            self.cpl.s_cqe_opcode.next = self.resp.m_cqe_opcode.val();
+            self.cpl.s_cqe_status.next = self.resp.m_cqe_status.val();
+            self.cpl.s_cqe_wc_flags.next = self.resp.m_cqe_wc_flags.val();
+            self.cpl.s_cqe_vendor_err.next = self.resp.m_cqe_vendor_err.val();
+        }
 
         // ---- TX: ACK/NAK, then atomic ACKs, then READ responses, into TxPath ----
         self.arb_ack.s_rsp_pkt_valid.next = self.resp.m_ack_pkt_valid.val();
@@ -748,14 +1068,78 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.tx.s_rsp_pay_tlast.next = self.arb_rsp.m_pay_tlast.val();
         self.tx.s_rsp_pay_tvalid.next = self.arb_rsp.m_pay_tvalid.val();
         self.arb_rsp.m_pay_tready.next = self.tx.s_rsp_pay_tready.val();
-        // The requester's source, idle until it exists.
-        self.tx.s_req_pkt_valid.next = false;
-        self.tx.s_req_pkt_data.next = self.zero_rec.val();
-        self.tx.s_req_pay_tdata.next = self.zero512.val();
-        self.tx.s_req_pay_tlast.next = false;
-        self.tx.s_req_pay_tvalid.next = false;
-        self.unused_tx_s_req_pkt_ready.next = self.tx.s_req_pkt_ready.val();
-        self.unused_tx_s_req_pay_tready.next = self.tx.s_req_pay_tready.val();
+        // The requester's records and payloads: TxPath's request source (after responses).
+        self.sk_rq_pkt.s_valid.next = self.req.m_pkt_valid.val();
+        self.sk_rq_pkt.s_data.next = self.req.m_pkt_data.val();
+        self.sk_rq_pkt.s_last.next = false;
+        self.sk_rq_pkt.s_err.next = false;
+        self.req.m_pkt_ready.next = self.sk_rq_pkt.s_ready.val();
+        self.tx.s_req_pkt_valid.next = self.sk_rq_pkt.m_valid.val();
+        self.tx.s_req_pkt_data.next = self.sk_rq_pkt.m_data.val();
+        self.sk_rq_pkt.m_ready.next = self.tx.s_req_pkt_ready.val();
+        self.unused_sk_rq_pkt_m_last.next = self.sk_rq_pkt.m_last.val();
+        self.unused_sk_rq_pkt_m_err.next = self.sk_rq_pkt.m_err.val();
+        self.sk_rq_pay.s_valid.next = self.req.m_pay_tvalid.val();
+        self.sk_rq_pay.s_data.next = self.req.m_pay_tdata.val();
+        self.sk_rq_pay.s_last.next = self.req.m_pay_tlast.val();
+        self.sk_rq_pay.s_err.next = false;
+        self.req.m_pay_tready.next = self.sk_rq_pay.s_ready.val();
+        self.tx.s_req_pay_tdata.next = self.sk_rq_pay.m_data.val();
+        self.tx.s_req_pay_tlast.next = self.sk_rq_pay.m_last.val();
+        self.tx.s_req_pay_tvalid.next = self.sk_rq_pay.m_valid.val();
+        self.sk_rq_pay.m_ready.next = self.tx.s_req_pay_tready.val();
+        self.unused_sk_rq_pay_m_err.next = self.sk_rq_pay.m_err.val();
+        // For the receive half (not built): the sent pulses and the op-ring walk port.
+        // The receive half: idle until the dispatcher hands it responses (they are
+        // still dropped) and its DMA write client has a leg on the write muxes.
+        self.req.s_rsp_valid.next = false;
+        self.req.s_rsp_qpn.next = self.zero64.val().get_bits::<24>(0);
+        self.req.s_rsp_opcode.next = self.zero8.val();
+        self.req.s_rsp_psn.next = self.zero64.val().get_bits::<24>(0);
+        self.req.s_rsp_has_aeth.next = false;
+        self.req.s_rsp_syndrome.next = self.zero8.val();
+        self.req.s_rsp_has_atomic_ack.next = false;
+        self.req.s_rsp_orig.next = self.zero64.val();
+        self.req.s_rsp_payload_len.next = self.zero16.val();
+        self.req.s_rsp_pay_tdata.next = self.zero512.val();
+        self.req.s_rsp_pay_tkeep.next = self.zero64.val();
+        self.req.s_rsp_pay_tlast.next = false;
+        self.req.s_rsp_pay_tvalid.next = false;
+        self.req.m_dma_wr_req_ready.next = false;
+        self.req.m_dma_wr_data_ready.next = false;
+        self.req.s_dma_wr_status_valid.next = false;
+        self.req.s_dma_wr_status_err.next = false;
+        self.unused_req_s_rsp_ready.next = self.req.s_rsp_ready.val();
+        self.unused_req_s_rsp_pay_tready.next = self.req.s_rsp_pay_tready.val();
+        self.unused_req_m_dma_wr_req_valid.next = self.req.m_dma_wr_req_valid.val();
+        self.unused_req_m_dma_wr_req_addr.next = self.req.m_dma_wr_req_addr.val();
+        self.unused_req_m_dma_wr_req_len.next = self.req.m_dma_wr_req_len.val();
+        self.unused_req_m_dma_wr_data_valid.next = self.req.m_dma_wr_data_valid.val();
+        self.unused_req_m_dma_wr_data.next = self.req.m_dma_wr_data.val();
+        self.unused_req_m_dma_wr_data_keep.next = self.req.m_dma_wr_data_keep.val();
+        self.unused_req_m_dma_wr_data_last.next = self.req.m_dma_wr_data_last.val();
+        self.unused_req_m_rx_cnt_valid.next = self.req.m_rx_cnt_valid.val();
+        self.unused_req_m_rx_cnt_code.next = self.req.m_rx_cnt_code.val();
+        self.unused_req_m_rx_cnt_per_qp.next = self.req.m_rx_cnt_per_qp.val();
+        self.unused_req_m_rx_cnt_qpn.next = self.req.m_rx_cnt_qpn.val();
+        self.unused_req_m_op_vendor.next = self.req.m_op_vendor.val();
+        self.unused_req_m_sent_valid.next = self.req.m_sent_valid.val();
+        self.unused_req_m_sent_qpn.next = self.req.m_sent_qpn.val();
+        self.unused_req_m_sent_psn.next = self.req.m_sent_psn.val();
+        self.req.s_op_rd_qpn.next = self.zero64.val().get_bits::<QA>(0);
+        self.req.s_op_rd_slot.next = self.zero4.val();
+        self.unused_req_m_op_wr_id.next = self.req.m_op_wr_id.val();
+        self.unused_req_m_op_signaled.next = self.req.m_op_signaled.val();
+        self.unused_req_m_op_wc_opcode.next = self.req.m_op_wc_opcode.val();
+        self.unused_req_m_op_kind.next = self.req.m_op_kind.val();
+        self.unused_req_m_op_iova.next = self.req.m_op_iova.val();
+        self.unused_req_m_op_len.next = self.req.m_op_len.val();
+        self.unused_req_m_op_first_psn.next = self.req.m_op_first_psn.val();
+        self.unused_req_m_op_npsn.next = self.req.m_op_npsn.val();
+        self.unused_req_m_op_resp.next = self.req.m_op_resp.val();
+        self.unused_req_m_op_pmtu.next = self.req.m_op_pmtu.val();
+        self.unused_req_m_op_done.next = self.req.m_op_done.val();
+        self.unused_req_m_op_status.next = self.req.m_op_status.val();
         self.mac_tx_tdata.next = self.tx.m_axis_tdata.val();
         self.mac_tx_tkeep.next = self.tx.m_axis_tkeep.val();
         self.mac_tx_tlast.next = self.tx.m_axis_tlast.val();
@@ -764,16 +1148,17 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_tx_m_err_payload.next = self.tx.m_err_payload.val();
         self.unused_tx_m_err_icrc.next = self.tx.m_err_icrc.val();
 
-        // ---- DMA reads: rd_top(ReadResp, rd_sub(responder, atomic unit)) ----
+        // ---- DMA reads: rd_top(ReadResp, rd_mid(rd_sub(responder, atomic unit),
+        //      rd_req(requester WQE fetch, Segmenter))) ----
         self.rd_sub.s0_req_valid.next = self.resp.m_dma_rd_req_valid.val();
         self.rd_sub.s0_req_addr.next = self.resp.m_dma_rd_req_addr.val();
         self.rd_sub.s0_req_len.next = self.resp.m_dma_rd_req_len.val();
-        self.rd_sub.s0_req_tag.next = self.zero6.val();
+        self.rd_sub.s0_req_tag.next = self.zero5.val();
         self.resp.m_dma_rd_req_ready.next = self.rd_sub.s0_req_ready.val();
         self.rd_sub.s1_req_valid.next = self.atom.m_dma_rd_req_valid.val();
         self.rd_sub.s1_req_addr.next = self.atom.m_dma_rd_req_addr.val();
         self.rd_sub.s1_req_len.next = self.atom.m_dma_rd_req_len.val();
-        self.rd_sub.s1_req_tag.next = self.atom.m_dma_rd_req_tag.val().get_bits::<6>(0);
+        self.rd_sub.s1_req_tag.next = self.atom.m_dma_rd_req_tag.val().get_bits::<5>(0);
         self.unused_atom_tag.next = self.atom.m_dma_rd_req_tag.val();
         self.atom.m_dma_rd_req_ready.next = self.rd_sub.s1_req_ready.val();
         self.rd_req_lt.hi.next = self.rdr.m_dma_rd_req_len.val();
@@ -793,15 +1178,62 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.sk_rd_req.m_ready.next = self.rd_top.s0_req_ready.val();
         self.unused_sk_rd_req_m_last.next = self.sk_rd_req.m_last.val();
         self.unused_sk_rd_req_m_err.next = self.sk_rd_req.m_err.val();
-        self.sub_req_lt.hi.next = self.rd_sub.m_req_len.val();
-        self.sub_req_lt.lo.next = self.rd_sub.m_req_tag.val();
-        self.sub_req_cat.hi.next = self.rd_sub.m_req_addr.val();
+        // the requester's two clients under rd_req
+        self.rd_req.s0_req_valid.next = self.req.m_wqe_dma_rd_req_valid.val();
+        self.rd_req.s0_req_addr.next = self.req.m_wqe_dma_rd_req_addr.val();
+        self.rd_req.s0_req_len.next = self.req.m_wqe_dma_rd_req_len.val();
+        self.rd_req.s0_req_tag.next = self.req.m_wqe_dma_rd_req_tag.val().get_bits::<5>(0);
+        self.unused_wqe_tag.next = self.req.m_wqe_dma_rd_req_tag.val();
+        self.req.m_wqe_dma_rd_req_ready.next = self.rd_req.s0_req_ready.val();
+        self.rd_req.s1_req_valid.next = self.req.m_seg_dma_rd_req_valid.val();
+        self.rd_req.s1_req_addr.next = self.req.m_seg_dma_rd_req_addr.val();
+        self.rd_req.s1_req_len.next = self.req.m_seg_dma_rd_req_len.val();
+        self.rd_req.s1_req_tag.next = self.req.m_seg_dma_rd_req_tag.val().get_bits::<5>(0);
+        self.unused_seg_tag.next = self.req.m_seg_dma_rd_req_tag.val();
+        self.req.m_seg_dma_rd_req_ready.next = self.rd_req.s1_req_ready.val();
+        // rd_sub and rd_req -> (register slices) -> rd_mid
+        self.s2_req_lt.hi.next = self.rd_sub.m_req_len.val();
+        self.s2_req_lt.lo.next = self.rd_sub.m_req_tag.val();
+        self.s2_req_cat.hi.next = self.rd_sub.m_req_addr.val();
+        self.s2_req_cat.lo.next = self.s2_req_lt.y.val();
+        self.sk_s2_req.s_valid.next = self.rd_sub.m_req_valid.val();
+        self.sk_s2_req.s_data.next = self.s2_req_cat.y.val();
+        self.sk_s2_req.s_last.next = false;
+        self.sk_s2_req.s_err.next = false;
+        self.rd_sub.m_req_ready.next = self.sk_s2_req.s_ready.val();
+        self.rd_mid.s0_req_valid.next = self.sk_s2_req.m_valid.val();
+        self.rd_mid.s0_req_addr.next = self.sk_s2_req.m_data.val().get_bits::<64>(22);
+        self.rd_mid.s0_req_len.next = self.sk_s2_req.m_data.val().get_bits::<16>(6);
+        self.rd_mid.s0_req_tag.next = self.sk_s2_req.m_data.val().get_bits::<6>(0);
+        self.sk_s2_req.m_ready.next = self.rd_mid.s0_req_ready.val();
+        self.unused_sk_s2_req_m_last.next = self.sk_s2_req.m_last.val();
+        self.unused_sk_s2_req_m_err.next = self.sk_s2_req.m_err.val();
+        self.r2_req_lt.hi.next = self.rd_req.m_req_len.val();
+        self.r2_req_lt.lo.next = self.rd_req.m_req_tag.val();
+        self.r2_req_cat.hi.next = self.rd_req.m_req_addr.val();
+        self.r2_req_cat.lo.next = self.r2_req_lt.y.val();
+        self.sk_r2_req.s_valid.next = self.rd_req.m_req_valid.val();
+        self.sk_r2_req.s_data.next = self.r2_req_cat.y.val();
+        self.sk_r2_req.s_last.next = false;
+        self.sk_r2_req.s_err.next = false;
+        self.rd_req.m_req_ready.next = self.sk_r2_req.s_ready.val();
+        self.rd_mid.s1_req_valid.next = self.sk_r2_req.m_valid.val();
+        self.rd_mid.s1_req_addr.next = self.sk_r2_req.m_data.val().get_bits::<64>(22);
+        self.rd_mid.s1_req_len.next = self.sk_r2_req.m_data.val().get_bits::<16>(6);
+        self.rd_mid.s1_req_tag.next = self.sk_r2_req.m_data.val().get_bits::<6>(0);
+        self.sk_r2_req.m_ready.next = self.rd_mid.s1_req_ready.val();
+        self.unused_sk_r2_req_m_last.next = self.sk_r2_req.m_last.val();
+        self.unused_sk_r2_req_m_err.next = self.sk_r2_req.m_err.val();
+        // rd_mid -> (register slice) -> rd_top
+        self.sub_req_lt.hi.next = self.rd_mid.m_req_len.val();
+        self.sub_req_lt.lo.next = self.rd_mid.m_req_tag.val();
+        self.sub_req_cat.hi.next = self.rd_mid.m_req_addr.val();
         self.sub_req_cat.lo.next = self.sub_req_lt.y.val();
-        self.sk_sub_req.s_valid.next = self.rd_sub.m_req_valid.val();
+        self.sk_sub_req.s_valid.next = self.rd_mid.m_req_valid.val();
         self.sk_sub_req.s_data.next = self.sub_req_cat.y.val();
         self.sk_sub_req.s_last.next = false;
         self.sk_sub_req.s_err.next = false;
-        self.rd_sub.m_req_ready.next = self.sk_sub_req.s_ready.val();
+        self.rd_mid.m_req_ready.next = self.sk_sub_req.s_ready.val();
         self.rd_top.s1_req_valid.next = self.sk_sub_req.m_valid.val();
         self.rd_top.s1_req_addr.next = self.sk_sub_req.m_data.val().get_bits::<64>(23);
         self.rd_top.s1_req_len.next = self.sk_sub_req.m_data.val().get_bits::<16>(7);
@@ -840,12 +1272,63 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.sk_sub_resp.s_last.next = self.rd_top.m1_resp_last.val();
         self.sk_sub_resp.s_err.next = self.rd_top.m1_resp_err.val();
         self.rd_top.m1_resp_ready.next = self.sk_sub_resp.s_ready.val();
-        self.rd_sub.s_resp_valid.next = self.sk_sub_resp.m_valid.val();
-        self.rd_sub.s_resp_data.next = self.sk_sub_resp.m_data.val().get_bits::<512>(0);
-        self.rd_sub.s_resp_tag.next = self.sk_sub_resp.m_data.val().get_bits::<7>(512);
-        self.rd_sub.s_resp_last.next = self.sk_sub_resp.m_last.val();
-        self.rd_sub.s_resp_err.next = self.sk_sub_resp.m_err.val();
-        self.sk_sub_resp.m_ready.next = self.rd_sub.s_resp_ready.val();
+        self.rd_mid.s_resp_valid.next = self.sk_sub_resp.m_valid.val();
+        self.rd_mid.s_resp_data.next = self.sk_sub_resp.m_data.val().get_bits::<512>(0);
+        self.rd_mid.s_resp_tag.next = self.sk_sub_resp.m_data.val().get_bits::<7>(512);
+        self.rd_mid.s_resp_last.next = self.sk_sub_resp.m_last.val();
+        self.rd_mid.s_resp_err.next = self.sk_sub_resp.m_err.val();
+        self.sk_sub_resp.m_ready.next = self.rd_mid.s_resp_ready.val();
+        // rd_mid -> (register slices) -> rd_sub and rd_req
+        self.s2_resp_cat.hi.next = self.rd_mid.m0_resp_tag.val();
+        self.s2_resp_cat.lo.next = self.rd_mid.m0_resp_data.val();
+        self.sk_s2_resp.s_valid.next = self.rd_mid.m0_resp_valid.val();
+        self.sk_s2_resp.s_data.next = self.s2_resp_cat.y.val();
+        self.sk_s2_resp.s_last.next = self.rd_mid.m0_resp_last.val();
+        self.sk_s2_resp.s_err.next = self.rd_mid.m0_resp_err.val();
+        self.rd_mid.m0_resp_ready.next = self.sk_s2_resp.s_ready.val();
+        self.rd_sub.s_resp_valid.next = self.sk_s2_resp.m_valid.val();
+        self.rd_sub.s_resp_data.next = self.sk_s2_resp.m_data.val().get_bits::<512>(0);
+        self.rd_sub.s_resp_tag.next = self.sk_s2_resp.m_data.val().get_bits::<6>(512);
+        self.rd_sub.s_resp_last.next = self.sk_s2_resp.m_last.val();
+        self.rd_sub.s_resp_err.next = self.sk_s2_resp.m_err.val();
+        self.sk_s2_resp.m_ready.next = self.rd_sub.s_resp_ready.val();
+        self.r2_resp_cat.hi.next = self.rd_mid.m1_resp_tag.val();
+        self.r2_resp_cat.lo.next = self.rd_mid.m1_resp_data.val();
+        self.sk_r2_resp.s_valid.next = self.rd_mid.m1_resp_valid.val();
+        self.sk_r2_resp.s_data.next = self.r2_resp_cat.y.val();
+        self.sk_r2_resp.s_last.next = self.rd_mid.m1_resp_last.val();
+        self.sk_r2_resp.s_err.next = self.rd_mid.m1_resp_err.val();
+        self.rd_mid.m1_resp_ready.next = self.sk_r2_resp.s_ready.val();
+        self.rd_req.s_resp_valid.next = self.sk_r2_resp.m_valid.val();
+        self.rd_req.s_resp_data.next = self.sk_r2_resp.m_data.val().get_bits::<512>(0);
+        self.rd_req.s_resp_tag.next = self.sk_r2_resp.m_data.val().get_bits::<6>(512);
+        self.rd_req.s_resp_last.next = self.sk_r2_resp.m_last.val();
+        self.rd_req.s_resp_err.next = self.sk_r2_resp.m_err.val();
+        self.sk_r2_resp.m_ready.next = self.rd_req.s_resp_ready.val();
+        self.sk_wqe_resp.s_valid.next = self.rd_req.m0_resp_valid.val();
+        self.sk_wqe_resp.s_data.next = self.rd_req.m0_resp_data.val();
+        self.sk_wqe_resp.s_last.next = self.rd_req.m0_resp_last.val();
+        self.sk_wqe_resp.s_err.next = self.rd_req.m0_resp_err.val();
+        self.rd_req.m0_resp_ready.next = self.sk_wqe_resp.s_ready.val();
+        self.req.s_wqe_dma_rd_resp_valid.next = self.sk_wqe_resp.m_valid.val();
+        self.req.s_wqe_dma_rd_resp_data.next = self.sk_wqe_resp.m_data.val();
+        self.req.s_wqe_dma_rd_resp_tag.next = self.zero8.val();
+        self.req.s_wqe_dma_rd_resp_last.next = self.sk_wqe_resp.m_last.val();
+        self.req.s_wqe_dma_rd_resp_err.next = self.sk_wqe_resp.m_err.val();
+        self.sk_wqe_resp.m_ready.next = self.req.s_wqe_dma_rd_resp_ready.val();
+        self.unused_rd_req_m0_resp_tag.next = self.rd_req.m0_resp_tag.val();
+        self.sk_seg_resp.s_valid.next = self.rd_req.m1_resp_valid.val();
+        self.sk_seg_resp.s_data.next = self.rd_req.m1_resp_data.val();
+        self.sk_seg_resp.s_last.next = self.rd_req.m1_resp_last.val();
+        self.sk_seg_resp.s_err.next = self.rd_req.m1_resp_err.val();
+        self.rd_req.m1_resp_ready.next = self.sk_seg_resp.s_ready.val();
+        self.req.s_seg_dma_rd_resp_valid.next = self.sk_seg_resp.m_valid.val();
+        self.req.s_seg_dma_rd_resp_data.next = self.sk_seg_resp.m_data.val();
+        self.req.s_seg_dma_rd_resp_tag.next = self.zero8.val();
+        self.req.s_seg_dma_rd_resp_last.next = self.sk_seg_resp.m_last.val();
+        self.req.s_seg_dma_rd_resp_err.next = self.sk_seg_resp.m_err.val();
+        self.sk_seg_resp.m_ready.next = self.req.s_seg_dma_rd_resp_ready.val();
+        self.unused_rd_req_m1_resp_tag.next = self.rd_req.m1_resp_tag.val();
         self.resp.s_dma_rd_resp_valid.next = self.rd_sub.m0_resp_valid.val();
         self.resp.s_dma_rd_resp_data.next = self.rd_sub.m0_resp_data.val();
         self.resp.s_dma_rd_resp_last.next = self.rd_sub.m0_resp_last.val();
@@ -950,7 +1433,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.incs.psn_seq_drops.next = self.resp.m_cnt_psn_seq_drops.val();
         self.incs.naks_sent.next = self.resp.m_cnt_naks_sent.val();
         self.incs.rnr_naks_sent.next = self.resp.m_cnt_rnr_naks_sent.val();
-        self.incs.dma_faults.next = self.resp.m_cnt_dma_faults.val() | self.cpl.m_dma_fault.val();
+        self.incs.dma_faults.next = self.resp.m_cnt_dma_faults.val()
+            | self.cpl.m_dma_fault.val()
+            | self.req.m_cnt_dma_faults.val();
+        self.unused_req_m_cnt_qpn.next = self.req.m_cnt_qpn.val();
         self.unused_resp_m_cnt_qp_valid.next = self.resp.m_cnt_qp_valid.val();
         self.unused_resp_m_cnt_qpn.next = self.resp.m_cnt_qpn.val();
         self.control.cnt_inc.next = self.incs.y.val();
@@ -960,6 +1446,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         if self.reset.val() {
             self.drain.d.next = false;
             self.st_a_valid.d.next = false;
+            self.mr_req_own.d.next = false;
+            self.qe_pend.d.next = false;
+            self.qe_busy.d.next = false;
         }
     }
 }
