@@ -443,9 +443,20 @@ fn perf_runs_and_verifies_every_op() {
             "retransmissions",
             "verified",
             "payload_bytes_per_cycle",
+            "wire_efficiency",
+            "messages_per_cycle",
             "gbps_at_250mhz",
+            "latency_cycles",
         ] {
             assert!(json.get(key).is_some(), "{key} missing from {json}");
         }
+        let eff = r.wire_efficiency.unwrap();
+        assert!(eff > 0.0 && eff <= 1.0, "{op:?}: wire efficiency {eff}");
+        let lat = r.latency_cycles.expect("the model world has a clock");
+        // The model's timing is not the RTL's (it reads a WQE at once and waits only
+        // for payload reads), but a message on an idle QP leaves within a few DMA
+        // round trips.
+        assert!(lat.doorbell_to_first_tx_beat < 5000, "{op:?}: {lat:?}");
+        assert!(lat.last_rx_beat_to_cqe < 5000, "{op:?}: {lat:?}");
     }
 }

@@ -25,6 +25,8 @@ mod tables;
 
 pub use config::NicConfig;
 pub use nic::Nic;
+/// The 64-byte bus's framing rule, for the figures `rocenic perf` reports.
+pub use nic::{beats, BEAT};
 /// Frame building and the requester's segmentation rule, for the RTL's benches.
 pub use packet::{build as build_frame, Addr, Hdr};
 /// The requester's decision on a response, for the RTL's `ReqRxCheck` bench.

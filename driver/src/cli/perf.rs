@@ -6,6 +6,10 @@
 //! last completion. Message `i` of a QP uses slot `i mod tx_depth` of that QP's buffers,
 //! so after the run the destination slots must equal the source slots (for atomics, each
 //! QP's counter must equal `iters` and each result slot the last value fetched into it).
+//!
+//! Besides throughput it reports how close the run came to what framing allows
+//! ([`framing_limit`], `wire_efficiency`) and, on the simulated backends, the latency of
+//! one more message sent on an idle QP after the run ([`Latency`]).
 
 use std::io::Write;
 use std::time::Instant;
@@ -14,9 +18,12 @@ use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use rocenic_model::beats;
+use rocenic_proto::wire::{pad_count, Opcode, ICRC_LEN, ROCE_HEADERS_LEN};
+
 use crate::cli::pattern::Pattern;
 use crate::cli::setup::{
-    connected_pair, parse_backend, ConnParams, Endpoint, Testbed, TestbedOptions,
+    connected_pair, parse_backend, BackendKind, ConnParams, Endpoint, Testbed, TestbedOptions,
 };
 use crate::verbs::{
     access, send_flags, Buffer, Context, Counter, Mr, Mtu, QpCap, RecvWr, SendWr, Wc, WcOpcode,
@@ -127,7 +134,14 @@ pub struct PerfResult {
     pub retransmissions: u64,
     pub verified: bool,
     pub payload_bytes_per_cycle: f64,
+    /// `payload_bytes_per_cycle` over [`framing_limit`] (`null` for messages without
+    /// payload).
+    pub wire_efficiency: Option<f64>,
+    pub messages_per_cycle: f64,
     pub gbps_at_250mhz: f64,
+    /// One message on an idle QP after the run (`null` on a board, which has no
+    /// simulated clock to read).
+    pub latency_cycles: Option<Latency>,
     /// Simulated cycles per wall-clock second (noisy: compare only within one machine).
     pub sim_cycles_per_wall_second: f64,
     /// What did not verify, when `verified` is false.
@@ -135,10 +149,72 @@ pub struct PerfResult {
     pub problems: Vec<String>,
 }
 
+/// The latency of one message, in cycles of the simulated clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Latency {
+    /// From the cycle the driver writes the SQ doorbell to the first beat of the first
+    /// frame the requester's NIC sends.
+    pub doorbell_to_first_tx_beat: u64,
+    /// From the last beat of the last frame the requester's NIC receives before the
+    /// completion (the ACK, the last READ response) to the cycle the CQE is in host
+    /// memory. The last beat is counted as if the frame streamed in at line rate from
+    /// the cycle the link delivered it.
+    pub last_rx_beat_to_cqe: u64,
+}
+
+/// The most payload bytes per cycle the framing of one `size`-byte message of `op` at
+/// path MTU `mtu` allows on the 64-byte MAC bus: the frames that carry its data (WRITE and
+/// SEND requests, READ responses) back to back, each a whole number of beats with every
+/// header, pad and the ICRC (as the model counts a frame's beats); for an atomic, its 8
+/// bytes per the longer of its request and its ATOMIC ACKNOWLEDGE. `None` for a message
+/// without payload.
+pub fn framing_limit(op: PerfOp, size: u32, mtu: u32) -> Option<f64> {
+    use Opcode::*;
+    let frame_beats = |opcode: Opcode, payload: usize| {
+        let ext: usize = opcode.ext_headers().iter().map(|h| h.wire_len()).sum();
+        beats(ROCE_HEADERS_LEN + ext + payload + usize::from(pad_count(payload)) + ICRC_LEN)
+    };
+    let (only, first, middle, last) = match op {
+        PerfOp::Atomic => {
+            let b = frame_beats(FetchAdd, 0).max(frame_beats(AtomicAcknowledge, 0));
+            return Some(8.0 / b as f64);
+        }
+        _ if size == 0 || mtu == 0 => return None,
+        PerfOp::Write => (
+            RdmaWriteOnly,
+            RdmaWriteFirst,
+            RdmaWriteMiddle,
+            RdmaWriteLast,
+        ),
+        PerfOp::Send => (SendOnly, SendFirst, SendMiddle, SendLast),
+        PerfOp::Read => (
+            RdmaReadResponseOnly,
+            RdmaReadResponseFirst,
+            RdmaReadResponseMiddle,
+            RdmaReadResponseLast,
+        ),
+    };
+    let n = size.div_ceil(mtu);
+    let total: u64 = (0..n)
+        .map(|i| {
+            let opcode = match i {
+                _ if n == 1 => only,
+                0 => first,
+                _ if i == n - 1 => last,
+                _ => middle,
+            };
+            frame_beats(opcode, (size - i * mtu).min(mtu) as usize)
+        })
+        .sum();
+    Some(size as f64 / total as f64)
+}
+
 /// No completion for this many cycles means the run is stuck.
 const STALL_CYCLES: u64 = 200_000_000;
 /// Pause between polls when nothing happened, in cycles (a CPU polling loop's latency).
 const POLL_QUANTUM: u64 = 16;
+/// The latency probe gives up after this many cycles.
+const LATENCY_LIMIT: u64 = 10_000_000;
 /// Largest buffer the run allocates per host.
 const MAX_BUFFER: u64 = 1 << 30;
 
@@ -416,10 +492,14 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
             }
         }
     }
+    let f = &flows[0];
+    let recv = (args.op == PerfOp::Send).then(|| recv_wr(f, 0));
+    let latency_cycles = probe_latency(&mut tb, f, send_wr(f, 0), recv, wc_opcode, size)?;
     tb.finish()?;
     let messages = total;
     let payload_bytes = messages * size as u64;
     let bpc = payload_bytes as f64 / cycles as f64;
+    let wire_efficiency = framing_limit(args.op, size, args.mtu).map(|limit| bpc / limit);
     Ok(PerfResult {
         backend: tb.backend.name().into(),
         op: args.op,
@@ -435,10 +515,76 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
         retransmissions,
         verified: problems.is_empty(),
         payload_bytes_per_cycle: bpc,
+        wire_efficiency,
+        messages_per_cycle: messages as f64 / cycles as f64,
         gbps_at_250mhz: bpc * 8.0 * 250e6 / 1e9,
+        latency_cycles,
         sim_cycles_per_wall_second: cycles as f64 / wall.max(1e-9),
         problems,
     })
+}
+
+/// Sends `wr` alone on `f`'s idle QP (after posting `recv` at the responder) and times
+/// it by stepping the world one cycle at a time: when node A's port sends and receives
+/// frames (the world's port counters) and when the CQE appears (polled every cycle).
+/// `None` without a simulated world.
+fn probe_latency(
+    tb: &mut Testbed,
+    f: &Flow,
+    wr: SendWr,
+    recv: Option<RecvWr>,
+    wc_opcode: WcOpcode,
+    size: u32,
+) -> anyhow::Result<Option<Latency>> {
+    let (Some(world), Some(node)) = (tb.world.clone(), tb.a.node) else {
+        return Ok(None);
+    };
+    // The model hands a frame to the link at its first beat, the RTL harness at its last
+    // (`rocenic_sim::rtl_device`), and TxPath streams a frame's beats back to back.
+    let handed_at_last_beat = tb.backend == BackendKind::Rtl;
+    if let Some(r) = recv {
+        tb.b.ctx.post_recv(f.b.qp, &[r])?;
+    }
+    let stats = || world.borrow().node_stats(node);
+    let mut prev = stats();
+    let t_doorbell = tb.a.ctx.now();
+    tb.a.ctx.post_send(f.a.qp, &[wr])?;
+    let (mut first_tx, mut last_rx) = (None, None);
+    let mut wcs = [Wc::default(); 1];
+    while tb.a.ctx.now() - t_doorbell < LATENCY_LIMIT {
+        tb.a.ctx.wait(1);
+        let cycle = tb.a.ctx.now() - 1;
+        let now = stats();
+        // A frame's length: the bytes the port counted this cycle over its frames (one
+        // frame a cycle on a 64-byte port).
+        let sent =
+            (now.bytes_sent - prev.bytes_sent).checked_div(now.frames_sent - prev.frames_sent);
+        if let (None, Some(len)) = (first_tx, sent) {
+            first_tx = Some(if handed_at_last_beat {
+                cycle + 1 - beats(len as usize)
+            } else {
+                cycle
+            });
+        }
+        let received = (now.bytes_received - prev.bytes_received)
+            .checked_div(now.frames_received - prev.frames_received);
+        if let Some(len) = received {
+            last_rx = Some(cycle + beats(len as usize) - 1);
+        }
+        prev = now;
+        if tb.a.ctx.poll_cq(f.a.send_cq, &mut wcs)? == 0 {
+            continue;
+        }
+        check(&wcs[0], wc_opcode, size, "latency probe")?;
+        let (Some(tx), Some(rx)) = (first_tx, last_rx) else {
+            bail!("latency probe: a completion before the NIC sent and received a frame");
+        };
+        return Ok(Some(Latency {
+            doorbell_to_first_tx_beat: tx - t_doorbell,
+            last_rx_beat_to_cqe: cycle.saturating_sub(rx),
+        }));
+    }
+    bail!("latency probe: no completion within {LATENCY_LIMIT} cycles")
 }
 
 /// `rocenic perf`.
@@ -459,15 +605,32 @@ pub fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             r.tx_depth,
             r.loss
         )?;
-        let rows: [(&str, String); 8] = [
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        let rows: [(&str, String); 11] = [
             ("messages", r.messages.to_string()),
             ("payload bytes", r.payload_bytes.to_string()),
             ("cycles", r.cycles.to_string()),
             ("bytes/cycle", format!("{:.3}", r.payload_bytes_per_cycle)),
+            (
+                "wire efficiency",
+                opt(r.wire_efficiency.map(|e| format!("{:.3}", e))),
+            ),
             ("Gb/s at 250 MHz", format!("{:.2}", r.gbps_at_250mhz)),
             (
                 "messages/kcycle",
-                format!("{:.2}", r.messages as f64 * 1000.0 / r.cycles as f64),
+                format!("{:.2}", r.messages_per_cycle * 1000.0),
+            ),
+            (
+                "doorbell->TX beat",
+                opt(r
+                    .latency_cycles
+                    .map(|l| format!("{} cycles", l.doorbell_to_first_tx_beat))),
+            ),
+            (
+                "RX beat->CQE",
+                opt(r
+                    .latency_cycles
+                    .map(|l| format!("{} cycles", l.last_rx_beat_to_cqe))),
             ),
             ("retransmissions", r.retransmissions.to_string()),
             (
@@ -486,4 +649,26 @@ pub fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         bail!("perf: data did not verify: {}", r.problems.join("; "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_framing_limit_counts_every_header_and_whole_beats() {
+        // WRITE ONLY of 4096: 54 B of Ethernet..BTH, RETH 16, ICRC 4 -> 4170 B, 66 beats.
+        assert_eq!(
+            framing_limit(PerfOp::Write, 4096, 4096),
+            Some(4096.0 / 66.0)
+        );
+        // READ of 3000 at 1024: FIRST (AETH) 1086 B = 17 beats, MIDDLE 1082 B = 17,
+        // LAST (AETH, 952 B) 1014 B = 16.
+        assert_eq!(framing_limit(PerfOp::Read, 3000, 1024), Some(60.0));
+        // SEND of 1 byte: 54 + 1 + 3 pad + 4 = 62 B, one beat.
+        assert_eq!(framing_limit(PerfOp::Send, 1, 256), Some(1.0));
+        // FETCH_ADD: 54 + 28 + 4 = 86 B and ATOMIC ACK 54 + 4 + 8 + 4 = 70 B, two beats.
+        assert_eq!(framing_limit(PerfOp::Atomic, 0, 1024), Some(4.0));
+        assert_eq!(framing_limit(PerfOp::Write, 0, 1024), None);
+    }
 }

@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use rocenic_sim::{FaultConfig, LinkConfig, World};
+use rocenic_sim::{FaultConfig, LinkConfig, NodeId, World};
 
-use crate::backend::model::{close_captures, two_node_world, PairConfig};
+use crate::backend::model::{close_captures, two_node_world, ModelBackend, PairConfig};
 use crate::backend::rtl::{require_datapath, two_node_rtl_world};
 use crate::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
 use crate::cli::pattern::Pattern;
@@ -80,6 +80,8 @@ pub struct Host {
     pub ctx: Context,
     pub mac: [u8; 6],
     pub ip: [u8; 4],
+    /// The host's node in [`Testbed::world`], for backends that have one.
+    pub node: Option<NodeId>,
 }
 
 /// Two hosts whose NICs share a cable.
@@ -125,12 +127,13 @@ impl Testbed {
                 } else {
                     two_node_world(&cfg, opts.pcap.as_deref())?
                 };
-                let host = |be, last: u8| -> Result<Host> {
+                let host = |be: ModelBackend, last: u8| -> Result<Host> {
+                    let node = Some(be.node());
                     let mut ctx = Context::open(Box::new(be))?;
                     let mac = [0x02, 0x00, 0x00, 0x00, 0x00, last];
                     let ip = [10, 0, 0, last];
                     ctx.set_port(mac, ip);
-                    Ok(Host { ctx, mac, ip })
+                    Ok(Host { ctx, mac, ip, node })
                 };
                 let tb = Testbed {
                     backend: kind,
@@ -166,7 +169,12 @@ impl Testbed {
                     let mut ctx = Context::open(Box::new(be))?;
                     let (mac, ip) = ([0x02, 0x00, 0x00, 0x00, 0x00, last], [10, 0, 0, last]);
                     ctx.set_port(mac, ip);
-                    Ok(Host { ctx, mac, ip })
+                    Ok(Host {
+                        ctx,
+                        mac,
+                        ip,
+                        node: None,
+                    })
                 };
                 let (a, b) = (host(a, 1)?, host(b, 2)?);
                 Ok(Testbed {
