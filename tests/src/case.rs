@@ -195,6 +195,18 @@ impl Op {
             | Op::FetchAdd { from, .. } => from,
         }
     }
+
+    /// The side that issues it, writable (a differential test that needs one side to be
+    /// the requester moves every op there).
+    pub fn from_mut(&mut self) -> &mut Side {
+        match self {
+            Op::Write { from, .. }
+            | Op::Send { from, .. }
+            | Op::Read { from, .. }
+            | Op::CmpSwap { from, .. }
+            | Op::FetchAdd { from, .. } => from,
+        }
+    }
 }
 
 fn sig(signaled: bool) -> &'static str {

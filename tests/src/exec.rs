@@ -61,6 +61,8 @@ pub struct ExecOpts {
     pub batch: usize,
     /// Cycles to let pass after the last expected completion.
     pub settle: u64,
+    /// Cycles without reaching the expected completions after which the run is stuck.
+    pub budget: u64,
 }
 
 struct SendStream {
@@ -265,7 +267,7 @@ pub fn execute(pair: &mut Pair, plan: &Plan, exp: &Expected, opts: &ExecOpts) ->
             run.stuck = Some("a completion differs from the expected one (below)".into());
             break;
         }
-        if now - start >= RUN_BUDGET {
+        if now - start >= opts.budget {
             run.cycles = now - start;
             run.stuck = Some(format!(
                 "no progress to the expected completions after {} cycles",

@@ -30,7 +30,7 @@ use rocenic_driver::Counter;
 
 use crate::case::{Case, Side};
 use crate::exec::{execute, ExecOpts, Run};
-use crate::pair::{Pair, Setup};
+use crate::pair::{Nic, Pair, Setup};
 use crate::plan::Plan;
 use crate::reference::{expect, initial_images, Expected};
 
@@ -76,9 +76,10 @@ impl Outcome {
     }
 }
 
-/// The setup a case asks for.
+/// The setup a case asks for (two model NICs).
 pub fn setup_of(case: &Case, record_frames: bool) -> Setup {
     Setup {
+        nics: [Nic::Model; 2],
         seed: case.seed,
         psn_base: case.psn_base,
         sq_depth: case.sq_depth,
@@ -113,16 +114,28 @@ pub fn run_case_hook(
     record_frames: bool,
     hook: impl FnOnce(&mut Pair),
 ) -> Result<Outcome, String> {
-    let mut plan = plan::plan(case);
-    let images = initial_images(&plan, case.seed);
-    let exp = expect(&mut plan, &images);
-    let mut pair = Pair::new(&plan, &setup_of(case, record_frames), &images)?;
-    hook(&mut pair);
     let opts = ExecOpts {
         recv_delay: case.recv_delay as u64,
         batch: case.batch as usize,
         settle: settle_cycles(case),
+        budget: exec::RUN_BUDGET,
     };
+    run_case_setup(case, &setup_of(case, record_frames), opts, hook)
+}
+
+/// [`run_case_hook`] on a given setup (say, an RTL engine on a side) and execution options
+/// (the settle period and cycle budget).
+pub fn run_case_setup(
+    case: &Case,
+    setup: &Setup,
+    opts: ExecOpts,
+    hook: impl FnOnce(&mut Pair),
+) -> Result<Outcome, String> {
+    let mut plan = plan::plan(case);
+    let images = initial_images(&plan, case.seed);
+    let exp = expect(&mut plan, &images);
+    let mut pair = Pair::new(&plan, setup, &images)?;
+    hook(&mut pair);
     let run = execute(&mut pair, &plan, &exp, &opts);
     let failures = check::check_run(&plan, &exp, &run, &pair);
     Ok(Outcome {

@@ -1,11 +1,14 @@
-//! Two model NICs joined by a cable, driven through the driver's verbs API: a buffer per
-//! side registered with every access right (plus the small MRs the protection cases use),
-//! one send CQ and one receive CQ per side, and `nqp` connected RC QP pairs.
+//! Two NICs joined by a cable, driven through the driver's verbs API: a buffer per side
+//! registered with every access right (plus the small MRs the protection cases use), one
+//! send CQ and one receive CQ per side, and `nqp` connected RC QP pairs. Each NIC is the
+//! behavioural model or the Verilated RTL engine ([`Nic`]); the driver cannot tell them
+//! apart.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rocenic_driver::backend::model::{two_node_world, PairConfig};
+use rocenic_driver::backend::model::{pair_world, two_node_world, ModelPair, PairConfig};
+use rocenic_driver::backend::rtl::engine_device;
 use rocenic_driver::{
     access, qp_attr, AhAttr, Buffer, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpCap, QpInitAttr,
     QpState,
@@ -20,9 +23,22 @@ use crate::wire::{link_filter, LinkLog};
 /// Cycles of cable latency each way.
 pub const LINK_LATENCY: u64 = 64;
 
+/// The device of one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Nic {
+    /// The behavioural model (`rocenic_model::Nic`).
+    #[default]
+    Model,
+    /// The Verilated engine (`rocenic_sim::rtl_device::RtlDevice`); with
+    /// `ROCENIC_RTL_TRACE=FILE.vcd|.fst` set, side A's (or else B's) waveform goes there.
+    Rtl,
+}
+
 /// How to build a pair (beyond what the plan says).
 #[derive(Clone, Debug)]
 pub struct Setup {
+    /// The NICs of A and B.
+    pub nics: [Nic; 2],
     pub seed: u64,
     pub psn_base: u32,
     pub sq_depth: u32,
@@ -117,7 +133,7 @@ impl Pair {
             b_to_a: link(1),
             ..PairConfig::default()
         };
-        let mp = two_node_world(&cfg, None).map_err(|e| err("world", e))?;
+        let mp = build_world(&cfg, s.nics).map_err(|e| err("world", e))?;
         let world = mp.world.clone();
         let nodes = [mp.a.node(), mp.b.node()];
         for n in nodes {
@@ -224,6 +240,27 @@ impl Pair {
     /// Node id of a side.
     pub fn node(&self, side: Side) -> NodeId {
         self.ends[side.idx()].node
+    }
+}
+
+/// The two-node world with the NICs `nics` (a waveform of the first RTL node when
+/// `ROCENIC_RTL_TRACE` names a file).
+fn build_world(cfg: &PairConfig, nics: [Nic; 2]) -> rocenic_driver::Result<ModelPair> {
+    use rocenic_model::{Nic as ModelNic, NicConfig};
+    let trace = std::env::var_os("ROCENIC_RTL_TRACE").map(std::path::PathBuf::from);
+    let rtl = |traced: bool| {
+        let path = trace.as_deref().filter(|_| traced);
+        let format = path
+            .map(rocenic_driver::backend::rtl::trace_format)
+            .transpose()?;
+        engine_device(&cfg.world, format, path)
+    };
+    let model = || ModelNic::new(NicConfig::default());
+    match nics {
+        [Nic::Model, Nic::Model] => two_node_world(cfg, None),
+        [Nic::Model, Nic::Rtl] => pair_world(cfg, None, model(), rtl(true)?),
+        [Nic::Rtl, Nic::Model] => pair_world(cfg, None, rtl(true)?, model()),
+        [Nic::Rtl, Nic::Rtl] => pair_world(cfg, None, rtl(true)?, rtl(false)?),
     }
 }
 

@@ -1,0 +1,243 @@
+//! Differential tests (verification ladder step 3): the same random workload runs through
+//! the driver on two model NICs and on a pair with the Verilated RTL engine in it, and the
+//! two runs must agree.
+//!
+//! Today the RTL engine is the **responder** (side B) of a model requester: every op of a
+//! case is issued by A. (The engine's requester is being wired: when it can complete
+//! operations, side A becomes an RTL engine too.) Without faults, for each case:
+//!
+//! - both runs pass every check the property tests make against the reference executor
+//!   (completions, memory, DMA faults, QP states: `check::check_run`);
+//! - per direction and per QP, the frames are the same, byte for byte and in the same
+//!   order;
+//! - the completions of every queue and both hosts' memory are equal.
+//!
+//! `ROCENIC_RTL_CASES` sets the case count (default 200). The generator's seed is printed
+//! first; `PROPTEST_RNG_SEED=<seed>` replays a run, and `ROCENIC_RTL_TRACE=FILE.vcd`
+//! (or `.fst`) writes the RTL's waveform (of the last case run: pair it with
+//! `ROCENIC_RTL_CASES=1` and the seed of a failing run to trace just that case).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, RngSeed};
+
+use common::*;
+use rocenic_proto::wire::{BthPacket, BTH_LEN, ROCE_HEADERS_LEN};
+use rocenic_tests::case::*;
+use rocenic_tests::exec::ExecOpts;
+use rocenic_tests::pair::{Nic, Setup};
+use rocenic_tests::{run_case_setup, setup_of, Outcome};
+
+/// Cases per differential property: `ROCENIC_RTL_CASES`, default 200.
+fn rtl_cases() -> u32 {
+    std::env::var("ROCENIC_RTL_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+/// The generator's seed: `PROPTEST_RNG_SEED` or a fresh one, printed so that a failure can
+/// be replayed.
+fn rng_seed() -> u64 {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    eprintln!("differential: PROPTEST_RNG_SEED={seed}");
+    seed
+}
+
+fn rtl_config() -> ProptestConfig {
+    ProptestConfig {
+        cases: rtl_cases(),
+        rng_seed: RngSeed::Fixed(rng_seed()),
+        // Each shrink step runs the RTL: a few dozen are enough to make a case readable.
+        max_shrink_iters: 16,
+        ..config()
+    }
+}
+
+/// Cycles after the last expected completion of a fault-free case: nothing is
+/// retransmitted, so this only has to outlast the last ACKs and CQE writes.
+const SETTLE: u64 = 4_000;
+/// Cycles the model run may take to reach its expected completions (a fault-free case of
+/// 8 ops needs tens of thousands).
+const MODEL_BUDGET: u64 = 1_000_000;
+
+/// Cycles the RTL run may take: a generous multiple of what the model needed; more means
+/// it is stuck (the RTL runs about 50 000 cycles a second, so a stuck case must cost
+/// seconds, not the property tests' 100 M-cycle budget).
+fn rtl_budget(model_cycles: u64) -> u64 {
+    (20 * model_cycles).max(50_000)
+}
+
+/// A fault-free case of up to 8 ops (sizes up to 256 KiB, rarely), all issued by A,
+/// sometimes with one request that must fail a protection check, at PMTU 1024..4096.
+///
+/// Not below 1024: the RTL responder handles one packet at a time and takes longer per
+/// packet than a 256- or 512-byte WRITE packet lasts on the wire (6 or 10 beats), so a
+/// long message at line rate overflows its RX buffer; the dropped frames are counted
+/// (`MalformedDrops`) and recovered by go-back-N, but the run takes far longer than the
+/// model's. `rtl_responder_keeps_up_with_pmtu_256_at_line_rate` (ignored) shows it; the
+/// fix is a pipelined responder (docs/rtl-architecture.md).
+fn a_issues_everything() -> impl Strategy<Value = Case> {
+    (
+        base(prop::collection::vec(op(), 1..=8), depth(), Just(64u32)),
+        prop_oneof![Just(1024u32), Just(2048), Just(4096)],
+        prop::option::weighted(0.2, (0u8..6, inject())),
+    )
+        .prop_map(|(mut c, pmtu, inject)| {
+            c.pmtu = pmtu;
+            for op in &mut c.ops {
+                *op.from_mut() = Side::A;
+            }
+            c.inject = inject;
+            c
+        })
+}
+
+fn run_on(case: &Case, nics: [Nic; 2], budget: u64) -> Result<Outcome, TestCaseError> {
+    let setup = Setup {
+        nics,
+        ..setup_of(case, true)
+    };
+    let opts = ExecOpts {
+        recv_delay: case.recv_delay as u64,
+        batch: case.batch as usize,
+        settle: SETTLE,
+        budget,
+    };
+    let t = std::time::Instant::now();
+    let o = run_case_setup(case, &setup, opts, |_| {}).map_err(TestCaseError::fail)?;
+    eprintln!(
+        "  {nics:?}: {} ops, {} cycles, {:.2} s",
+        case.ops.len(),
+        o.run.cycles,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(o)
+}
+
+/// The frames of one direction grouped by destination QP, in the order they were sent.
+fn frames_by_qp(o: &Outcome, dir: usize) -> BTreeMap<u32, Vec<Vec<u8>>> {
+    let mut by_qp: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+    for f in &o.pair.logs[dir].borrow().frames {
+        let qpn = f
+            .get(ROCE_HEADERS_LEN - BTH_LEN..)
+            .and_then(|b| BthPacket::new_checked(b).ok())
+            .map_or(u32::MAX, |b| b.dest_qp());
+        by_qp.entry(qpn).or_default().push(f.clone());
+    }
+    by_qp
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Where `got` (the RTL run) and `want` (the model run) differ, as lines of a report.
+fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
+    let mut d = Vec::new();
+    for (dir, name) in ["A->B", "B->A"].iter().enumerate() {
+        let (g, w) = (frames_by_qp(got, dir), frames_by_qp(want, dir));
+        let qps: std::collections::BTreeSet<u32> = g.keys().chain(w.keys()).copied().collect();
+        for qpn in qps {
+            let (gf, wf) = (&g.get(&qpn), &w.get(&qpn));
+            let (gf, wf) = (gf.map_or(&[][..], |v| v), wf.map_or(&[][..], |v| v));
+            if let Some(i) = (0..gf.len().max(wf.len())).find(|&i| gf.get(i) != wf.get(i)) {
+                d.push(format!(
+                    "{name} to QP {qpn:#x}: frame {i} of {} (RTL run) / {} (model run) differs:\n  \
+                     RTL:   {}\n  model: {}",
+                    gf.len(),
+                    wf.len(),
+                    gf.get(i).map_or("(none)".into(), |f| hex(f)),
+                    wf.get(i).map_or("(none)".into(), |f| hex(f)),
+                ));
+            }
+        }
+    }
+    for (what, g, w) in [
+        ("send", &got.run.send, &want.run.send),
+        ("recv", &got.run.recv, &want.run.recv),
+    ] {
+        if g != w {
+            d.push(format!(
+                "{what} completions differ:\n  RTL:   {g:?}\n  model: {w:?}"
+            ));
+        }
+    }
+    for side in Side::BOTH {
+        let (g, w) = (&got.run.mem[side.idx()], &want.run.mem[side.idx()]);
+        if let Some(i) = (0..g.len().max(w.len())).find(|&i| g.get(i) != w.get(i)) {
+            d.push(format!("{side:?}'s memory differs first at byte {i}"));
+        }
+    }
+    d
+}
+
+proptest! {
+    #![proptest_config(rtl_config())]
+
+    /// The RTL engine as the responder of a model requester, no faults: the same frames
+    /// per direction and QP, the same completions and memory as two model NICs, and both
+    /// runs right by the reference executor.
+    #[test]
+    fn rtl_responder_matches_the_model(case in a_issues_everything()) {
+        let want = run_on(&case, [Nic::Model, Nic::Model], MODEL_BUDGET)?;
+        let got = run_on(&case, [Nic::Model, Nic::Rtl], rtl_budget(want.run.cycles))?;
+        let mut report = Vec::new();
+        if !want.failures.is_empty() {
+            report.push(format!("the model run fails its own checks:\n{}", want.report(&[])));
+        }
+        if !got.failures.is_empty() {
+            report.push(format!("the RTL run fails the checks:\n{}", got.report(&[])));
+        }
+        report.extend(differences(&got, &want));
+        if !report.is_empty() {
+            return Err(TestCaseError::fail(format!(
+                "\n{}\nreproduce: PROPTEST_RNG_SEED=<the seed printed above> \
+                 ROCENIC_RTL_TRACE=/tmp/rtl.vcd cargo test --release -p rocenic-tests \
+                 --test differential\n{:?}",
+                report.join("\n"),
+                case
+            )));
+        }
+    }
+}
+
+/// The RTL responder at PMTU 256 under a long WRITE sent at line rate by a model
+/// requester: the model takes every frame; the RTL drops some in its RX buffer (counted as
+/// `MalformedDrops`) and the requester recovers them by go-back-N, over many more cycles.
+/// Ignored until the responder is pipelined: it fails today.
+#[test]
+#[ignore = "the RTL responder is slower than line rate at PMTU 256 (not pipelined)"]
+fn rtl_responder_keeps_up_with_pmtu_256_at_line_rate() {
+    let case = Case {
+        seed: 34482,
+        pmtu: 256,
+        ops: vec![Op::Write {
+            qp: 0,
+            from: Side::A,
+            len: Len::Bytes(65536),
+            local_off: 0,
+            remote_off: 0,
+            imm: None,
+            inline: false,
+            signaled: true,
+        }],
+        ..Case::default()
+    };
+    let want = run_on(&case, [Nic::Model, Nic::Model], MODEL_BUDGET).unwrap();
+    let got = run_on(&case, [Nic::Model, Nic::Rtl], rtl_budget(want.run.cycles)).unwrap();
+    let drops = got.counter(Side::B, rocenic_driver::Counter::MalformedDrops);
+    assert_eq!(drops, 0, "frames the RTL responder dropped");
+    assert!(got.failures.is_empty(), "{}", got.report(&[]));
+    assert!(differences(&got, &want).is_empty());
+}
