@@ -731,13 +731,21 @@ struct ScenarioResult {
 const SCENARIO_BUF: usize = 1 << 16;
 
 /// Node A (a model NIC, the requester) and node B (`b`, the responder under test) in one
-/// world, each with a PD, two CQs, an RC QP and a 64 KiB MR (all access), connected at
+/// world ([`scenario_pair`]), each with a PD, two CQs, an RC QP and a 64 KiB MR (all access), connected at
 /// PMTU 1024 (A's first PSN 0xfffffe, B's 100): the world, A, B.
 fn scenario_sides<D: rocenic_sim::Device + 'static>(b: D) -> (Rc<RefCell<World>>, RSide, RSide) {
+    scenario_pair(Nic::new(NicConfig::default()), b)
+}
+
+/// [`scenario_sides`] with any device as A too.
+fn scenario_pair<DA: rocenic_sim::Device + 'static, DB: rocenic_sim::Device + 'static>(
+    a: DA,
+    b: DB,
+) -> (Rc<RefCell<World>>, RSide, RSide) {
     use rocenic_driver::backend::model::{pair_world, PairConfig};
     use rocenic_driver::cli::setup::{connect, ConnInfo, ConnParams};
     let cfg = PairConfig::default();
-    let p = pair_world(&cfg, None, Nic::new(NicConfig::default()), b).unwrap();
+    let p = pair_world(&cfg, None, a, b).unwrap();
     let mut sides = Vec::new();
     for (be, last) in [(p.a, 1u8), (p.b, 2)] {
         let mut ctx = Context::open(Box::new(be)).unwrap();
@@ -1072,5 +1080,220 @@ fn the_rtl_engine_sends_responses_in_psn_order() {
     assert_eq!(
         got_wcs, want_wcs,
         "requester completions, RTL (left) vs model"
+    );
+}
+
+/// What a run of [`requester_scenario`] left: every frame A sent (in order), A's send
+/// completions, B's receive completions, both buffers and A's global counters.
+struct RequesterResult {
+    frames: Vec<Vec<u8>>,
+    a_wcs: Vec<rocenic_driver::Wc>,
+    b_wcs: Vec<rocenic_driver::Wc>,
+    a_mem: Vec<u8>,
+    b_mem: Vec<u8>,
+    a_counters: [u64; Counter::COUNT],
+}
+
+/// [`scenario_pair`] with `a` as the requester under test and a model NIC as B, the
+/// responder (PMTU 1024). B posts two receives; A runs, one at a time and each waited for:
+/// SEND (3000 B), WRITE (2500 B), WRITE with immediate (1500 B), READ (2100 B: three
+/// response packets), FETCH_ADD, CMP_SWAP, WRITE (5000 B: five packets), and last a
+/// WRITE with a wrong rkey (B NAKs it: remote access error; A's QP enters the error state).
+fn requester_scenario<D: rocenic_sim::Device + 'static>(a: D) -> RequesterResult {
+    use rocenic_driver::{send_flags, AtomicWr, RdmaWr, RecvWr, SendWr, WrOpcode};
+    use rocenic_sim::{read_pcap, SharedBuffer, TapPoint};
+    const T: u64 = 3_000_000;
+    let (world, mut a, mut b) = scenario_pair(a, Nic::new(NicConfig::default()));
+    let recvs = [
+        RecvWr {
+            wr_id: 100,
+            sg_list: vec![b.mr.sge(0, 4096)],
+        },
+        RecvWr {
+            wr_id: 101,
+            sg_list: vec![b.mr.sge(8192, 64)],
+        },
+    ];
+    b.ctx.post_recv(b.qp, &recvs).unwrap();
+    let mut cmp = [0u8; 8];
+    b.ctx.read(&b.buf, 32776, &mut cmp).unwrap();
+    let tap = SharedBuffer::new();
+    world
+        .borrow_mut()
+        .add_tap(TapPoint::Sent, None, tap.clone())
+        .unwrap();
+    let rdma = |off: u64| RdmaWr {
+        remote_addr: b.mr.addr + off,
+        rkey: b.mr.rkey,
+    };
+    let atomic = |off: u64, compare_add, swap| AtomicWr {
+        remote_addr: b.mr.addr + off,
+        compare_add,
+        swap,
+        rkey: b.mr.rkey,
+    };
+    let wrs = [
+        SendWr {
+            wr_id: 1,
+            opcode: WrOpcode::Send,
+            sg_list: vec![a.mr.sge(0, 3000)],
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 2,
+            opcode: WrOpcode::RdmaWrite,
+            sg_list: vec![a.mr.sge(4096, 2500)],
+            rdma: rdma(16384),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 3,
+            opcode: WrOpcode::RdmaWriteWithImm,
+            sg_list: vec![a.mr.sge(8192, 1500)],
+            imm_data: 0xC0FF_EE01,
+            rdma: rdma(20480),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 4,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![a.mr.sge(12288, 2100)],
+            rdma: rdma(24576),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 5,
+            opcode: WrOpcode::AtomicFetchAndAdd,
+            sg_list: vec![a.mr.sge(16384, 8)],
+            atomic: atomic(32768, 5, 0),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 6,
+            opcode: WrOpcode::AtomicCmpAndSwp,
+            sg_list: vec![a.mr.sge(16392, 8)],
+            atomic: atomic(32776, u64::from_le_bytes(cmp), 0x1122_3344_5566_7788),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 7,
+            opcode: WrOpcode::RdmaWrite,
+            sg_list: vec![a.mr.sge(20480, 5000)],
+            rdma: rdma(40960),
+            ..SendWr::default()
+        },
+        SendWr {
+            wr_id: 8,
+            opcode: WrOpcode::RdmaWrite,
+            sg_list: vec![a.mr.sge(28672, 100)],
+            rdma: RdmaWr {
+                remote_addr: b.mr.addr + 49152,
+                rkey: b.mr.rkey ^ 0x5a,
+            },
+            ..SendWr::default()
+        },
+    ];
+    let mut a_wcs = Vec::new();
+    for wr in wrs {
+        let wr = SendWr {
+            send_flags: send_flags::SIGNALED,
+            ..wr
+        };
+        a.ctx.post_send(a.qp, &[wr]).unwrap();
+        let wc = a.ctx.wait_cq(a.scq, 1, T).unwrap();
+        a_wcs.extend(wc);
+    }
+    let b_wcs = b.ctx.wait_cq(b.rcq, 2, T).unwrap();
+    // Let any late frame of A's out before the capture ends.
+    a.ctx.wait(20_000);
+    world.borrow_mut().close_taps().unwrap();
+    let a_mac = [2, 0, 0, 0, 0, 1];
+    let frames = read_pcap(&tap.contents()[..])
+        .unwrap()
+        .into_iter()
+        .map(|(_, f)| f)
+        .filter(|f| f.len() >= 12 && f[6..12] == a_mac)
+        .collect();
+    let mut a_mem = vec![0; SCENARIO_BUF];
+    let mut b_mem = vec![0; SCENARIO_BUF];
+    a.ctx.read(&a.buf, 0, &mut a_mem).unwrap();
+    b.ctx.read(&b.buf, 0, &mut b_mem).unwrap();
+    let a_counters = a.ctx.counters();
+    RequesterResult {
+        frames,
+        a_wcs,
+        b_wcs,
+        a_mem,
+        b_mem,
+        a_counters,
+    }
+}
+
+/// The RTL engine as the REQUESTER of a model responder ([`requester_scenario`]): every
+/// request frame it sends is the model requester's, byte for byte and in order; its send
+/// completions (the wrong rkey's REM_ACCESS_ERR too), the READ data and atomic originals
+/// it writes into its host's memory, the data that lands at the responder and its global
+/// counters are exactly what the same scenario gives with a model NIC as the requester.
+#[test]
+fn the_rtl_engine_as_requester_of_a_model_responder_does_what_the_model_does() {
+    let t0 = Instant::now();
+    let want = requester_scenario(Nic::new(NicConfig::default()));
+    let t1 = Instant::now();
+    let dev = rtl::engine_device(&WorldConfig::default(), None, None).unwrap();
+    let got = requester_scenario(dev);
+    println!(
+        "requester scenario: model {:?}, RTL {:?}",
+        t1 - t0,
+        t1.elapsed()
+    );
+    // The scenario is what it says on the model.
+    let statuses: Vec<WcStatus> = want.a_wcs.iter().map(|w| w.status).collect();
+    let mut expect = vec![WcStatus::Success; 7];
+    expect.push(WcStatus::RemAccessErr);
+    assert_eq!(statuses, expect, "model requester's completions");
+    assert_eq!(want.b_mem[..3000], want.a_mem[..3000], "SEND payload");
+    assert_eq!(
+        want.b_mem[16384..16384 + 2500],
+        want.a_mem[4096..4096 + 2500]
+    );
+    assert_eq!(
+        want.b_mem[20480..20480 + 1500],
+        want.a_mem[8192..8192 + 1500]
+    );
+    assert_eq!(
+        want.a_mem[12288..12288 + 2100],
+        want.b_mem[24576..24576 + 2100]
+    );
+    assert_eq!(
+        want.b_mem[40960..40960 + 5000],
+        want.a_mem[20480..20480 + 5000]
+    );
+    assert_eq!(want.a_counters[Counter::NaksReceived as usize], 1);
+    // The BTH opcodes of A's frames: after Ethernet (14), IPv4 (20) and UDP (8) headers.
+    const OPCODE_AT: usize = 14 + 20 + 8;
+    let ops = |r: &RequesterResult| -> Vec<u8> { r.frames.iter().map(|f| f[OPCODE_AT]).collect() };
+    assert_eq!(
+        ops(&got),
+        ops(&want),
+        "opcodes of A's frames, RTL (left) vs model"
+    );
+    for (i, (g, w)) in got.frames.iter().zip(&want.frames).enumerate() {
+        assert_eq!(g, w, "A's frame {i}, RTL (left) vs model");
+    }
+    assert_eq!(got.frames.len(), want.frames.len());
+    for (i, (g, w)) in got.a_wcs.iter().zip(&want.a_wcs).enumerate() {
+        assert_eq!(g, w, "send completion {i}, RTL requester (left) vs model");
+    }
+    assert_eq!(got.a_wcs.len(), want.a_wcs.len());
+    assert_eq!(
+        got.b_wcs, want.b_wcs,
+        "B's receive completions, RTL requester (left) vs model"
+    );
+    let diff = |x: &[u8], y: &[u8]| x.iter().zip(y).position(|(p, q)| p != q);
+    assert_eq!(diff(&got.a_mem, &want.a_mem), None, "requester memory");
+    assert_eq!(diff(&got.b_mem, &want.b_mem), None, "responder memory");
+    assert_eq!(
+        got.a_counters, want.a_counters,
+        "A's global counters, RTL (left) vs model"
     );
 }

@@ -1,8 +1,9 @@
 //! `Engine`: the engine top — the block whose Verilog is the device (module `top`), with
 //! exactly the ports of the contract at the end of `docs/rtl-architecture.md`.
 //!
-//! **Third version: the control plane, the RX front end, the responder side of the
-//! datapath and the requester's transmit half.** Wired today:
+//! **Fourth version: the control plane, the RX front end, the responder side of the
+//! datapath and the requester (its transmit half and its receive half's fault-free
+//! path).** Wired today:
 //!
 //! ```text
 //!  BAR0 --> Control (RegFile, CmdEngine, context tables)
@@ -14,16 +15,18 @@
 //!              | QP errors (qpa.state := ERR) <-- Responder first, then the Requester's pulse (held)
 //!              | mr read port <-- MrCheck <-- Responder first, then Requester (lkey checks)
 //!  MAC RX --> RxFifo --> dispatch: requests (+ payload) --> Responder --+-- ACK/NAK records --+
-//!                                  responses/ACKs: taken and dropped    +-- READ jobs --> ReadResp --+
+//!                                  responses/ACKs (+ payload) --> Requester (receive half)
+//!                                                                       +-- READ jobs --> ReadResp --+
 //!                                                                       +-- atomic jobs / replays --> AtomicUnit
 //!                                                                       +-- receive CQEs --> Completion (first)
 //!  Requester --+-- request records + payloads --> TxPath's request source
-//!              +-- send CQEs (failed WQEs) --> Completion (after receive CQEs)
+//!              +-- send CQEs (successes, failed WQEs, NAKed ops) --> Completion (after receive CQEs)
+//!              +-- READ data / atomic originals --> DMA write (wr_q)
 //!  MAC TX <-- TxPath <-- responses: arb_rsp(arb_ack(ACK/NAK, atomic ACKs), READ responses);
 //!                        then requests
 //!  DMA read  <-- rd_top(ReadResp, rd_mid(rd_sub(Responder RQ WQE fetch, AtomicUnit),
 //!                                        rd_req(Requester SQ WQE fetch, Segmenter payloads)))
-//!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), Completion CQEs)
+//!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), wr_q(Completion CQEs, Requester))
 //! ```
 //!
 //! - the BAR0 register port into [`Control`] (register file, command engine, context
@@ -31,10 +34,15 @@
 //! - the MAC RX stream into [`RxFifo`] (every check of the parser, the ICRC, store and
 //!   forward), whose frame and drop pulses feed the global counters;
 //! - a dispatcher behind it: request headers (every opcode but the RC responses
-//!   0x0D..=0x12) and their payloads go to the [`Responder`]; responses and ACKs (for the
-//!   requester, whose receive half does not exist yet) are **counted as `RxFrames` only and
-//!   dropped**, their payload drained. A response is taken only while the responder is idle
-//!   (it has consumed every earlier payload), so the payload stream needs no routing FIFO;
+//!   0x0D..=0x12) and their payloads go to the [`Responder`]; responses and ACKs (their
+//!   BTH QP, opcode, PSN, AETH syndrome, AtomicAckETH original, payload length) and their
+//!   payloads to the [`Requester`]'s receive half. A response is taken only while the
+//!   responder can take a header (it has consumed every earlier payload) and the requester
+//!   can take it; its payload then goes to the requester (`rsp_pay`, set when a header
+//!   with a payload is taken, cleared by its last beat) and no header is taken until the
+//!   last beat, so the payload stream needs no routing FIFO. It cannot wedge: the
+//!   requester always consumes a response's payload (written to host memory or drained),
+//!   and neither side waits on the RX stream for anything else;
 //! - the responder's and the requester's MR checks through one [`MrCheck`] on the `mr`
 //!   table's read port (the responder first; `MrCheck` answers one request before it takes
 //!   the next, so one register says whose answer it is). One shared check rather than a
@@ -72,20 +80,25 @@
 //!   0 of the port's mux; under client 1 a second level over the responder's RQ WQE fetch
 //!   and the atomic unit, and the requester's SQ WQE fetch and Segmenter payload reads;
 //!   the clients keep 5 tag bits, the Segmenter uses 4), writes through two
-//!   [`DmaWriteMux`]es (payload and atomic writes, then CQEs);
+//!   [`DmaWriteMux`]es in three (`wr_a`: the responder's payload and atomic writes;
+//!   `wr_q`: CQEs and the requester's READ-data / atomic-original writes, the latter
+//!   through two register slices; both into `wr_b` through register slices, statuses a
+//!   cycle late);
 //! - counters: `TxFrames`/`TxBytes` from TxPath, `Duplicates`, `PsnSeqDrops`, `NaksSent`,
 //!   `RnrNaksSent`, `UnknownQpDrops`, `DmaFaults` from the responder (and the completion
-//!   engine's refused CQE writes, and the requester's refused SQ and payload reads).
+//!   engine's refused CQE writes, and the requester's refused SQ and payload reads and
+//!   result writes); the requester's receive counters (`m_rx_cnt_code`) as the model's
+//!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
+//!   `MalformedDrops`, `UnknownQpDrops` (globally; per-QP counters are not stored).
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
 //! verdict).
 //!
-//! Not yet: the requester's receive half in the engine (the `Requester` block has its
-//! fault-free path, but its `s_rsp_*` inputs are tied idle and its DMA write client has no
-//! leg on the write muxes; received responses and ACKs are dropped, so no op retires: no success CQEs, READ and atomic results are not delivered, no
-//! retransmission, and a QP stops fetching after 16 outstanding ops or its READ/atomic
-//! limit; its `m_sent_*` pulses and op-ring walk port are unused), `QpTimers`, the send
-//! queue's flush on an error, per-QP counters (the responder's `m_cnt_qp_*` and the
+//! Not yet: the requester's fault paths (its block has only the receive half's fault-free
+//! path: no retransmission / go-back-N, no ACK timer (`QpTimers`), no RNR wait, so a lost
+//! response or an RNR / sequence-error NAK is not handled as the model does; its
+//! `m_sent_*` pulses and op-ring walk port are unused), the send queue's flush on an
+//! error, per-QP counters (the responder's `m_cnt_qp_*` and the
 //! requester's `m_cnt_qpn` are not stored). Responses leave in the arbiters' order, not
 //! necessarily in PSN order: an ACK of a later request can overtake READ response
 //! packets still being read from host memory (a requester that posts a READ and further
@@ -110,7 +123,8 @@ use crate::mr_check::MrCheck;
 use crate::prelude::*;
 use crate::read_resp::ReadResp;
 use crate::regfile::{DB_CQ, DB_RQ, DB_SQ};
-use crate::requester::Requester;
+use crate::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
+use crate::requester::{Requester, CNT_UNKNOWN_QP};
 use crate::responder::Responder;
 use crate::rx_fifo::RxFifo;
 use crate::skid::Skid;
@@ -235,6 +249,22 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// `{len, tag[6:0]}` and `{addr, len, tag[6:0]}` of ReadResp's DMA request.
     rd_req_lt: Cat<16, 7, 23>,
     rd_req_cat: Cat<64, 23, 87>,
+    /// The completion engine (client 0) and the requester's READ/atomic result writes
+    /// (client 1), into `wr_b`'s client 1.
+    wr_q: DmaWriteMux,
+    /// Register slices on the requester's write request and data (its data ready reaches
+    /// its payload ready and the RX front end's) and between `wr_q` and `wr_b`.
+    sk_rw_req: Skid<80>,
+    sk_rw_data: Skid<576>,
+    sk_wq_req: Skid<80>,
+    sk_wq_data: Skid<576>,
+    rw_req_cat: Cat<64, 16, 80>,
+    rw_data_cat: Cat<64, 512, 576>,
+    wq_req_cat: Cat<64, 16, 80>,
+    wq_data_cat: Cat<64, 512, 576>,
+    /// `wr_b`'s statuses for `wr_q`, a cycle late.
+    st_q_valid: DFF<Bit>,
+    st_q_err: DFF<Bit>,
     /// `wr_b`'s statuses for `wr_a`, a cycle late (the two muxes' handshakes would close a
     /// loop otherwise).
     st_a_valid: DFF<Bit>,
@@ -242,8 +272,9 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// Our MAC, `{MAC_HI, MAC_LO}`.
     mac_cat: Cat<16, 32, 48>,
     incs: CounterIncs,
-    /// A response's payload is being drained.
-    drain: DFF<Bit>,
+    /// A response's payload is passing to the requester (from the cycle after its header
+    /// was taken until its last beat is taken).
+    rsp_pay: DFF<Bit>,
     /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
     /// (1 = the requester): its answer is theirs.
     qpc_req_own: DFF<Bit>,
@@ -274,24 +305,20 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_ev_error: Constant<Bits<2>>,
     k_op_resp_first: Constant<Bits<8>>,
     k_op_resp_last: Constant<Bits<8>>,
+    /// The requester's `m_rx_cnt_code`s.
+    k_cnt_nak: Constant<Bits<3>>,
+    k_cnt_rnr: Constant<Bits<3>>,
+    k_cnt_dup: Constant<Bits<3>>,
+    k_cnt_malformed: Constant<Bits<3>>,
+    k_cnt_unknown_qp: Constant<Bits<3>>,
     /// MAC errors and RX buffer overflows, counted as malformed.
     rx_other_drop: Signal<Local, Bit>,
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
-    /// The requester's receive half, not wired yet (responses are still dropped).
-    unused_req_s_rsp_ready: Signal<Local, Bit>,
-    unused_req_s_rsp_pay_tready: Signal<Local, Bit>,
-    unused_req_m_dma_wr_req_valid: Signal<Local, Bit>,
-    unused_req_m_dma_wr_req_addr: Signal<Local, Bits<64>>,
-    unused_req_m_dma_wr_req_len: Signal<Local, Bits<16>>,
-    unused_req_m_dma_wr_data_valid: Signal<Local, Bit>,
-    unused_req_m_dma_wr_data: Signal<Local, Bits<512>>,
-    unused_req_m_dma_wr_data_keep: Signal<Local, Bits<64>>,
-    unused_req_m_dma_wr_data_last: Signal<Local, Bit>,
-    unused_req_m_rx_cnt_valid: Signal<Local, Bit>,
-    unused_req_m_rx_cnt_code: Signal<Local, Bits<3>>,
+    /// The requester's per-QP receive counters (per-QP counters are not stored) and what
+    /// its receive half does not use yet.
     unused_req_m_rx_cnt_per_qp: Signal<Local, Bit>,
     unused_req_m_rx_cnt_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_op_vendor: Signal<Local, Bits<8>>,
@@ -332,13 +359,9 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_rx_m_hdr_src_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_dst_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_udp_sport: Signal<Local, Bits<16>>,
-    unused_rx_m_hdr_aeth_syndrome: Signal<Local, Bits<8>>,
     unused_rx_m_hdr_aeth_msn: Signal<Local, Bits<24>>,
     unused_rx_m_hdr_atomic_va: Signal<Local, Bits<64>>,
     unused_rx_m_hdr_atomic_rkey: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_atomic_ack_orig: Signal<Local, Bits<64>>,
-    unused_rx_m_hdr_has_aeth: Signal<Local, Bit>,
-    unused_rx_m_hdr_has_atomic_ack_eth: Signal<Local, Bit>,
     unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
     unused_resp_m_cnt_qp_valid: Signal<Local, Bit>,
     unused_resp_m_cnt_qpn: Signal<Local, Bits<QA>>,
@@ -363,6 +386,12 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_sk_wa_req_m_last: Signal<Local, Bit>,
     unused_sk_wa_req_m_err: Signal<Local, Bit>,
     unused_sk_wa_data_m_err: Signal<Local, Bit>,
+    unused_sk_rw_req_m_last: Signal<Local, Bit>,
+    unused_sk_rw_req_m_err: Signal<Local, Bit>,
+    unused_sk_rw_data_m_err: Signal<Local, Bit>,
+    unused_sk_wq_req_m_last: Signal<Local, Bit>,
+    unused_sk_wq_req_m_err: Signal<Local, Bit>,
+    unused_sk_wq_data_m_err: Signal<Local, Bit>,
 }
 
 impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
@@ -443,7 +472,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             st_a_err: Default::default(),
             mac_cat: Default::default(),
             incs: Default::default(),
-            drain: Default::default(),
+            rsp_pay: Default::default(),
             zero8: Constant::new(0u64.to_bits()),
             zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
@@ -458,6 +487,28 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
             k_op_resp_first: Constant::new(OP_RESP_FIRST.to_bits()),
             k_op_resp_last: Constant::new(OP_RESP_LAST.to_bits()),
+            k_cnt_nak: Constant::new(CNT_NAK.to_bits()),
+            k_cnt_rnr: Constant::new(CNT_RNR.to_bits()),
+            k_cnt_dup: Constant::new(CNT_DUP.to_bits()),
+            k_cnt_malformed: Constant::new(CNT_MALFORMED.to_bits()),
+            k_cnt_unknown_qp: Constant::new(CNT_UNKNOWN_QP.to_bits()),
+            wr_q: Default::default(),
+            sk_rw_req: Default::default(),
+            sk_rw_data: Default::default(),
+            sk_wq_req: Default::default(),
+            sk_wq_data: Default::default(),
+            rw_req_cat: Default::default(),
+            rw_data_cat: Default::default(),
+            wq_req_cat: Default::default(),
+            wq_data_cat: Default::default(),
+            st_q_valid: Default::default(),
+            st_q_err: Default::default(),
+            unused_sk_rw_req_m_last: Default::default(),
+            unused_sk_rw_req_m_err: Default::default(),
+            unused_sk_rw_data_m_err: Default::default(),
+            unused_sk_wq_req_m_last: Default::default(),
+            unused_sk_wq_req_m_err: Default::default(),
+            unused_sk_wq_data_m_err: Default::default(),
             rx_other_drop: Default::default(),
             unused_ctl_m_db_index: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
@@ -473,13 +524,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rx_m_hdr_src_ip: Default::default(),
             unused_rx_m_hdr_dst_ip: Default::default(),
             unused_rx_m_hdr_udp_sport: Default::default(),
-            unused_rx_m_hdr_aeth_syndrome: Default::default(),
             unused_rx_m_hdr_aeth_msn: Default::default(),
             unused_rx_m_hdr_atomic_va: Default::default(),
             unused_rx_m_hdr_atomic_rkey: Default::default(),
-            unused_rx_m_hdr_atomic_ack_orig: Default::default(),
-            unused_rx_m_hdr_has_aeth: Default::default(),
-            unused_rx_m_hdr_has_atomic_ack_eth: Default::default(),
             unused_rx_m_hdr_has_payload: Default::default(),
             unused_resp_m_cnt_qp_valid: Default::default(),
             unused_resp_m_cnt_qpn: Default::default(),
@@ -529,17 +576,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             qe_busy: Default::default(),
             qe_sel: Default::default(),
             qe_now: Default::default(),
-            unused_req_s_rsp_ready: Default::default(),
-            unused_req_s_rsp_pay_tready: Default::default(),
-            unused_req_m_dma_wr_req_valid: Default::default(),
-            unused_req_m_dma_wr_req_addr: Default::default(),
-            unused_req_m_dma_wr_req_len: Default::default(),
-            unused_req_m_dma_wr_data_valid: Default::default(),
-            unused_req_m_dma_wr_data: Default::default(),
-            unused_req_m_dma_wr_data_keep: Default::default(),
-            unused_req_m_dma_wr_data_last: Default::default(),
-            unused_req_m_rx_cnt_valid: Default::default(),
-            unused_req_m_rx_cnt_code: Default::default(),
             unused_req_m_rx_cnt_per_qp: Default::default(),
             unused_req_m_rx_cnt_qpn: Default::default(),
             unused_req_m_op_vendor: Default::default(),
@@ -586,9 +622,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         dff_setup!(
             self,
             clock,
-            drain,
+            rsp_pay,
             st_a_valid,
             st_a_err,
+            st_q_valid,
+            st_q_err,
             qpc_req_own,
             qpa_req_own,
             mr_req_own,
@@ -632,7 +670,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             sk_r2_req,
             sk_r2_resp,
             sk_wa_req,
-            sk_wa_data
+            sk_wa_data,
+            wr_q,
+            sk_rw_req,
+            sk_rw_data,
+            sk_wq_req,
+            sk_wq_data
         );
         self.control.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
@@ -667,6 +710,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.sk_sub_resp.reset.next = self.reset.val();
         self.sk_wa_req.reset.next = self.reset.val();
         self.sk_wa_data.reset.next = self.reset.val();
+        self.wr_q.reset.next = self.reset.val();
+        self.sk_rw_req.reset.next = self.reset.val();
+        self.sk_rw_data.reset.next = self.reset.val();
+        self.sk_wq_req.reset.next = self.reset.val();
+        self.sk_wq_data.reset.next = self.reset.val();
 
         // ---- BAR0 ----
         self.control.reg_valid.next = self.reg_valid.val();
@@ -692,26 +740,57 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rx.s_axis_tvalid.next = self.mac_rx_tvalid.val();
         self.rx.s_axis_tuser.next = self.mac_rx_tuser.val();
 
-        // ---- dispatch: requests to the responder, responses and ACKs dropped ----
+        // ---- dispatch: requests to the responder, responses and ACKs to the requester ----
         // Every statement reads sub-block outputs on its own (no shared locals), so no
-        // loop through a block appears (lib.rs conventions).
+        // loop through a block appears (lib.rs conventions). A response is taken only
+        // while the responder can take a header (it has consumed every earlier payload);
+        // its payload then goes to the requester (`rsp_pay`) until the last beat, and no
+        // header is taken meanwhile: the payload stream needs no routing FIFO.
         self.resp.s_hdr_valid.next = self.rx.m_hdr_valid.val()
-            & !self.drain.q.val()
+            & !self.rsp_pay.q.val()
             & !((self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
                 & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val()));
-        self.rx.m_hdr_ready.next = self.resp.s_hdr_ready.val() & !self.drain.q.val();
+        self.req.s_rsp_valid.next = self.rx.m_hdr_valid.val()
+            & !self.rsp_pay.q.val()
+            & self.resp.s_hdr_ready.val()
+            & (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
+            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val());
+        self.rx.m_hdr_ready.next = self.resp.s_hdr_ready.val() & !self.rsp_pay.q.val();
+        if (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
+            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val())
+        {
+            self.rx.m_hdr_ready.next =
+                self.resp.s_hdr_ready.val() & !self.rsp_pay.q.val() & self.req.s_rsp_ready.val();
+        }
         if self.rx.m_hdr_valid.val()
             & self.resp.s_hdr_ready.val()
-            & !self.drain.q.val()
+            & self.req.s_rsp_ready.val()
+            & !self.rsp_pay.q.val()
             & (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
             & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val())
             & (self.rx.m_hdr_payload_len.val() != self.zero16.val())
         {
-            self.drain.d.next = true;
+            self.rsp_pay.d.next = true;
         }
-        if self.drain.q.val() & self.rx.m_payload_tvalid.val() & self.rx.m_payload_tlast.val() {
-            self.drain.d.next = false;
+        if self.rsp_pay.q.val()
+            & self.rx.m_payload_tvalid.val()
+            & self.rx.m_payload_tlast.val()
+            & self.req.s_rsp_pay_tready.val()
+        {
+            self.rsp_pay.d.next = false;
         }
+        self.req.s_rsp_qpn.next = self.rx.m_hdr_dest_qp.val();
+        self.req.s_rsp_opcode.next = self.rx.m_hdr_opcode.val();
+        self.req.s_rsp_psn.next = self.rx.m_hdr_psn.val();
+        self.req.s_rsp_has_aeth.next = self.rx.m_hdr_has_aeth.val();
+        self.req.s_rsp_syndrome.next = self.rx.m_hdr_aeth_syndrome.val();
+        self.req.s_rsp_has_atomic_ack.next = self.rx.m_hdr_has_atomic_ack_eth.val();
+        self.req.s_rsp_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
+        self.req.s_rsp_payload_len.next = self.rx.m_hdr_payload_len.val();
+        self.req.s_rsp_pay_tdata.next = self.rx.m_payload_tdata.val();
+        self.req.s_rsp_pay_tkeep.next = self.rx.m_payload_tkeep.val();
+        self.req.s_rsp_pay_tlast.next = self.rx.m_payload_tlast.val();
+        self.req.s_rsp_pay_tvalid.next = self.rx.m_payload_tvalid.val() & self.rsp_pay.q.val();
         self.resp.s_hdr_opcode.next = self.rx.m_hdr_opcode.val();
         self.resp.s_hdr_dest_qp.next = self.rx.m_hdr_dest_qp.val();
         self.resp.s_hdr_ack_req.next = self.rx.m_hdr_ack_req.val();
@@ -731,8 +810,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.s_payload_tdata.next = self.rx.m_payload_tdata.val();
         self.resp.s_payload_tkeep.next = self.rx.m_payload_tkeep.val();
         self.resp.s_payload_tlast.next = self.rx.m_payload_tlast.val();
-        self.resp.s_payload_tvalid.next = self.rx.m_payload_tvalid.val() & !self.drain.q.val();
-        self.rx.m_payload_tready.next = self.drain.q.val() | self.resp.s_payload_tready.val();
+        self.resp.s_payload_tvalid.next = self.rx.m_payload_tvalid.val() & !self.rsp_pay.q.val();
+        self.rx.m_payload_tready.next = self.resp.s_payload_tready.val();
+        if self.rsp_pay.q.val() {
+            self.rx.m_payload_tready.next = self.req.s_rsp_pay_tready.val();
+        }
         self.unused_rx_m_hdr_solicited.next = self.rx.m_hdr_solicited.val();
         self.unused_rx_m_hdr_migreq.next = self.rx.m_hdr_migreq.val();
         self.unused_rx_m_hdr_pad.next = self.rx.m_hdr_pad.val();
@@ -743,13 +825,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_rx_m_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
         self.unused_rx_m_hdr_dst_ip.next = self.rx.m_hdr_dst_ip.val();
         self.unused_rx_m_hdr_udp_sport.next = self.rx.m_hdr_udp_sport.val();
-        self.unused_rx_m_hdr_aeth_syndrome.next = self.rx.m_hdr_aeth_syndrome.val();
         self.unused_rx_m_hdr_aeth_msn.next = self.rx.m_hdr_aeth_msn.val();
         self.unused_rx_m_hdr_atomic_va.next = self.rx.m_hdr_atomic_va.val();
         self.unused_rx_m_hdr_atomic_rkey.next = self.rx.m_hdr_atomic_rkey.val();
-        self.unused_rx_m_hdr_atomic_ack_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
-        self.unused_rx_m_hdr_has_aeth.next = self.rx.m_hdr_has_aeth.val();
-        self.unused_rx_m_hdr_has_atomic_ack_eth.next = self.rx.m_hdr_has_atomic_ack_eth.val();
         self.unused_rx_m_hdr_has_payload.next = self.rx.m_hdr_has_payload.val();
 
         // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ -> requester ----
@@ -1089,37 +1167,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.tx.s_req_pay_tvalid.next = self.sk_rq_pay.m_valid.val();
         self.sk_rq_pay.m_ready.next = self.tx.s_req_pay_tready.val();
         self.unused_sk_rq_pay_m_err.next = self.sk_rq_pay.m_err.val();
-        // For the receive half (not built): the sent pulses and the op-ring walk port.
-        // The receive half: idle until the dispatcher hands it responses (they are
-        // still dropped) and its DMA write client has a leg on the write muxes.
-        self.req.s_rsp_valid.next = false;
-        self.req.s_rsp_qpn.next = self.zero64.val().get_bits::<24>(0);
-        self.req.s_rsp_opcode.next = self.zero8.val();
-        self.req.s_rsp_psn.next = self.zero64.val().get_bits::<24>(0);
-        self.req.s_rsp_has_aeth.next = false;
-        self.req.s_rsp_syndrome.next = self.zero8.val();
-        self.req.s_rsp_has_atomic_ack.next = false;
-        self.req.s_rsp_orig.next = self.zero64.val();
-        self.req.s_rsp_payload_len.next = self.zero16.val();
-        self.req.s_rsp_pay_tdata.next = self.zero512.val();
-        self.req.s_rsp_pay_tkeep.next = self.zero64.val();
-        self.req.s_rsp_pay_tlast.next = false;
-        self.req.s_rsp_pay_tvalid.next = false;
-        self.req.m_dma_wr_req_ready.next = false;
-        self.req.m_dma_wr_data_ready.next = false;
-        self.req.s_dma_wr_status_valid.next = false;
-        self.req.s_dma_wr_status_err.next = false;
-        self.unused_req_s_rsp_ready.next = self.req.s_rsp_ready.val();
-        self.unused_req_s_rsp_pay_tready.next = self.req.s_rsp_pay_tready.val();
-        self.unused_req_m_dma_wr_req_valid.next = self.req.m_dma_wr_req_valid.val();
-        self.unused_req_m_dma_wr_req_addr.next = self.req.m_dma_wr_req_addr.val();
-        self.unused_req_m_dma_wr_req_len.next = self.req.m_dma_wr_req_len.val();
-        self.unused_req_m_dma_wr_data_valid.next = self.req.m_dma_wr_data_valid.val();
-        self.unused_req_m_dma_wr_data.next = self.req.m_dma_wr_data.val();
-        self.unused_req_m_dma_wr_data_keep.next = self.req.m_dma_wr_data_keep.val();
-        self.unused_req_m_dma_wr_data_last.next = self.req.m_dma_wr_data_last.val();
-        self.unused_req_m_rx_cnt_valid.next = self.req.m_rx_cnt_valid.val();
-        self.unused_req_m_rx_cnt_code.next = self.req.m_rx_cnt_code.val();
+        // The requester's sent pulses and op-ring walk port (for retransmission, not
+        // built) and its per-QP receive counters are not used.
         self.unused_req_m_rx_cnt_per_qp.next = self.req.m_rx_cnt_per_qp.val();
         self.unused_req_m_rx_cnt_qpn.next = self.req.m_rx_cnt_qpn.val();
         self.unused_req_m_op_vendor.next = self.req.m_op_vendor.val();
@@ -1343,7 +1392,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rd_sub.m1_resp_ready.next = self.atom.s_dma_rd_resp_ready.val();
         self.unused_rd_sub_m1_resp_tag.next = self.rd_sub.m1_resp_tag.val();
 
-        // ---- DMA writes: wr_b(wr_a(responder payload, atomic unit), completion) ----
+        // ---- DMA writes: wr_b(wr_a(responder payload, atomic unit),
+        //      wr_q(completion, requester)) ----
         self.wr_a.s0_req_valid.next = self.resp.m_dma_wr_req_valid.val();
         self.wr_a.s0_req_addr.next = self.resp.m_dma_wr_req_addr.val();
         self.wr_a.s0_req_len.next = self.resp.m_dma_wr_req_len.val();
@@ -1396,17 +1446,76 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.st_a_err.d.next = self.wr_b.m0_status_err.val();
         self.wr_a.s_status_valid.next = self.st_a_valid.q.val();
         self.wr_a.s_status_err.next = self.st_a_err.q.val();
-        self.wr_b.s1_req_valid.next = self.cpl.m_wr_req_valid.val();
-        self.wr_b.s1_req_addr.next = self.cpl.m_wr_req_addr.val();
-        self.wr_b.s1_req_len.next = self.cpl.m_wr_req_len.val();
-        self.cpl.m_wr_req_ready.next = self.wr_b.s1_req_ready.val();
-        self.wr_b.s1_data_valid.next = self.cpl.m_wr_data_valid.val();
-        self.wr_b.s1_data.next = self.cpl.m_wr_data.val();
-        self.wr_b.s1_data_keep.next = self.cpl.m_wr_data_keep.val();
-        self.wr_b.s1_data_last.next = self.cpl.m_wr_data_last.val();
-        self.cpl.m_wr_data_ready.next = self.wr_b.s1_data_ready.val();
-        self.cpl.s_wr_status_valid.next = self.wr_b.m1_status_valid.val();
-        self.cpl.s_wr_status_err.next = self.wr_b.m1_status_err.val();
+        // wr_q(completion engine, requester) -> (register slices) -> wr_b client 1
+        self.wr_q.s0_req_valid.next = self.cpl.m_wr_req_valid.val();
+        self.wr_q.s0_req_addr.next = self.cpl.m_wr_req_addr.val();
+        self.wr_q.s0_req_len.next = self.cpl.m_wr_req_len.val();
+        self.cpl.m_wr_req_ready.next = self.wr_q.s0_req_ready.val();
+        self.wr_q.s0_data_valid.next = self.cpl.m_wr_data_valid.val();
+        self.wr_q.s0_data.next = self.cpl.m_wr_data.val();
+        self.wr_q.s0_data_keep.next = self.cpl.m_wr_data_keep.val();
+        self.wr_q.s0_data_last.next = self.cpl.m_wr_data_last.val();
+        self.cpl.m_wr_data_ready.next = self.wr_q.s0_data_ready.val();
+        self.cpl.s_wr_status_valid.next = self.wr_q.m0_status_valid.val();
+        self.cpl.s_wr_status_err.next = self.wr_q.m0_status_err.val();
+        self.rw_req_cat.hi.next = self.req.m_dma_wr_req_addr.val();
+        self.rw_req_cat.lo.next = self.req.m_dma_wr_req_len.val();
+        self.sk_rw_req.s_valid.next = self.req.m_dma_wr_req_valid.val();
+        self.sk_rw_req.s_data.next = self.rw_req_cat.y.val();
+        self.sk_rw_req.s_last.next = false;
+        self.sk_rw_req.s_err.next = false;
+        self.req.m_dma_wr_req_ready.next = self.sk_rw_req.s_ready.val();
+        self.wr_q.s1_req_valid.next = self.sk_rw_req.m_valid.val();
+        self.wr_q.s1_req_addr.next = self.sk_rw_req.m_data.val().get_bits::<64>(16);
+        self.wr_q.s1_req_len.next = self.sk_rw_req.m_data.val().get_bits::<16>(0);
+        self.sk_rw_req.m_ready.next = self.wr_q.s1_req_ready.val();
+        self.unused_sk_rw_req_m_last.next = self.sk_rw_req.m_last.val();
+        self.unused_sk_rw_req_m_err.next = self.sk_rw_req.m_err.val();
+        self.rw_data_cat.hi.next = self.req.m_dma_wr_data_keep.val();
+        self.rw_data_cat.lo.next = self.req.m_dma_wr_data.val();
+        self.sk_rw_data.s_valid.next = self.req.m_dma_wr_data_valid.val();
+        self.sk_rw_data.s_data.next = self.rw_data_cat.y.val();
+        self.sk_rw_data.s_last.next = self.req.m_dma_wr_data_last.val();
+        self.sk_rw_data.s_err.next = false;
+        self.req.m_dma_wr_data_ready.next = self.sk_rw_data.s_ready.val();
+        self.wr_q.s1_data_valid.next = self.sk_rw_data.m_valid.val();
+        self.wr_q.s1_data.next = self.sk_rw_data.m_data.val().get_bits::<512>(0);
+        self.wr_q.s1_data_keep.next = self.sk_rw_data.m_data.val().get_bits::<64>(512);
+        self.wr_q.s1_data_last.next = self.sk_rw_data.m_last.val();
+        self.sk_rw_data.m_ready.next = self.wr_q.s1_data_ready.val();
+        self.unused_sk_rw_data_m_err.next = self.sk_rw_data.m_err.val();
+        self.req.s_dma_wr_status_valid.next = self.wr_q.m1_status_valid.val();
+        self.req.s_dma_wr_status_err.next = self.wr_q.m1_status_err.val();
+        self.wq_req_cat.hi.next = self.wr_q.m_req_addr.val();
+        self.wq_req_cat.lo.next = self.wr_q.m_req_len.val();
+        self.sk_wq_req.s_valid.next = self.wr_q.m_req_valid.val();
+        self.sk_wq_req.s_data.next = self.wq_req_cat.y.val();
+        self.sk_wq_req.s_last.next = false;
+        self.sk_wq_req.s_err.next = false;
+        self.wr_q.m_req_ready.next = self.sk_wq_req.s_ready.val();
+        self.wr_b.s1_req_valid.next = self.sk_wq_req.m_valid.val();
+        self.wr_b.s1_req_addr.next = self.sk_wq_req.m_data.val().get_bits::<64>(16);
+        self.wr_b.s1_req_len.next = self.sk_wq_req.m_data.val().get_bits::<16>(0);
+        self.sk_wq_req.m_ready.next = self.wr_b.s1_req_ready.val();
+        self.unused_sk_wq_req_m_last.next = self.sk_wq_req.m_last.val();
+        self.unused_sk_wq_req_m_err.next = self.sk_wq_req.m_err.val();
+        self.wq_data_cat.hi.next = self.wr_q.m_data_keep.val();
+        self.wq_data_cat.lo.next = self.wr_q.m_data.val();
+        self.sk_wq_data.s_valid.next = self.wr_q.m_data_valid.val();
+        self.sk_wq_data.s_data.next = self.wq_data_cat.y.val();
+        self.sk_wq_data.s_last.next = self.wr_q.m_data_last.val();
+        self.sk_wq_data.s_err.next = false;
+        self.wr_q.m_data_ready.next = self.sk_wq_data.s_ready.val();
+        self.wr_b.s1_data_valid.next = self.sk_wq_data.m_valid.val();
+        self.wr_b.s1_data.next = self.sk_wq_data.m_data.val().get_bits::<512>(0);
+        self.wr_b.s1_data_keep.next = self.sk_wq_data.m_data.val().get_bits::<64>(512);
+        self.wr_b.s1_data_last.next = self.sk_wq_data.m_last.val();
+        self.sk_wq_data.m_ready.next = self.wr_b.s1_data_ready.val();
+        self.unused_sk_wq_data_m_err.next = self.sk_wq_data.m_err.val();
+        self.st_q_valid.d.next = self.wr_b.m1_status_valid.val();
+        self.st_q_err.d.next = self.wr_b.m1_status_err.val();
+        self.wr_q.s_status_valid.next = self.st_q_valid.q.val();
+        self.wr_q.s_status_err.next = self.st_q_err.q.val();
         self.dma_wr_req_valid.next = self.wr_b.m_req_valid.val();
         self.dma_wr_req_addr.next = self.wr_b.m_req_addr.val();
         self.dma_wr_req_len.next = self.wr_b.m_req_len.val();
@@ -1424,12 +1533,23 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.incs.rx_frames.next = self.rx.m_rx_frame.val();
         self.incs.rx_bytes.next = self.rx.m_rx_frame.val();
         self.incs.icrc_drops.next = self.rx.m_drop_icrc.val();
-        self.incs.malformed_drops.next = self.rx.m_drop_malformed.val() | self.rx_other_drop.val();
-        self.incs.unknown_qp_drops.next =
-            self.rx.m_drop_ip.val() | self.resp.m_cnt_unknown_qp_drops.val();
+        self.incs.malformed_drops.next = self.rx.m_drop_malformed.val()
+            | self.rx_other_drop.val()
+            | (self.req.m_rx_cnt_valid.val()
+                & (self.req.m_rx_cnt_code.val() == self.k_cnt_malformed.val()));
+        self.incs.unknown_qp_drops.next = self.rx.m_drop_ip.val()
+            | self.resp.m_cnt_unknown_qp_drops.val()
+            | (self.req.m_rx_cnt_valid.val()
+                & (self.req.m_rx_cnt_code.val() == self.k_cnt_unknown_qp.val()));
+        self.incs.naks_received.next =
+            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_nak.val());
+        self.incs.rnr_naks_received.next =
+            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_rnr.val());
         self.incs.tx_frames.next = self.tx.m_tx_frame.val();
         self.incs.tx_bytes.next = self.tx.m_tx_frame.val();
-        self.incs.duplicates.next = self.resp.m_cnt_duplicates.val();
+        self.incs.duplicates.next = self.resp.m_cnt_duplicates.val()
+            | (self.req.m_rx_cnt_valid.val()
+                & (self.req.m_rx_cnt_code.val() == self.k_cnt_dup.val()));
         self.incs.psn_seq_drops.next = self.resp.m_cnt_psn_seq_drops.val();
         self.incs.naks_sent.next = self.resp.m_cnt_naks_sent.val();
         self.incs.rnr_naks_sent.next = self.resp.m_cnt_rnr_naks_sent.val();
@@ -1444,7 +1564,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();
 
         if self.reset.val() {
-            self.drain.d.next = false;
+            self.rsp_pay.d.next = false;
+            self.st_q_valid.d.next = false;
             self.st_a_valid.d.next = false;
             self.mr_req_own.d.next = false;
             self.qe_pend.d.next = false;
@@ -1469,6 +1590,8 @@ pub struct CounterIncs {
     pub duplicates: Signal<In, Bit>,
     pub naks_sent: Signal<In, Bit>,
     pub rnr_naks_sent: Signal<In, Bit>,
+    pub naks_received: Signal<In, Bit>,
+    pub rnr_naks_received: Signal<In, Bit>,
     pub dma_faults: Signal<In, Bit>,
     pub unknown_qp_drops: Signal<In, Bit>,
     pub y: Signal<Out, Bits<{ Counter::COUNT }>>,
@@ -1476,7 +1599,7 @@ pub struct CounterIncs {
 
 impl CounterIncs {
     /// The inputs wired today, with their counters and Verilog names.
-    fn inputs(&self) -> [(Counter, bool, &'static str); 12] {
+    fn inputs(&self) -> [(Counter, bool, &'static str); 14] {
         [
             (Counter::TxFrames, self.tx_frames.val(), "tx_frames"),
             (Counter::TxBytes, self.tx_bytes.val(), "tx_bytes"),
@@ -1499,6 +1622,16 @@ impl CounterIncs {
                 Counter::RnrNaksSent,
                 self.rnr_naks_sent.val(),
                 "rnr_naks_sent",
+            ),
+            (
+                Counter::NaksReceived,
+                self.naks_received.val(),
+                "naks_received",
+            ),
+            (
+                Counter::RnrNaksReceived,
+                self.rnr_naks_received.val(),
+                "rnr_naks_received",
             ),
             (Counter::DmaFaults, self.dma_faults.val(), "dma_faults"),
             (
