@@ -128,7 +128,9 @@
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
 //! lost): sequence-error NAKs, out-of-order READ responses and duplicates reach go-back-N;
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
-//! NAKs required.
+//! NAKs required. Known failure, not found yet: with seed 0xfa170000 the RTL leaves a QP
+//! with unfinished ops where the model recovers (`fault_seed_0xfa170000_is_not_recovered`,
+//! ignored).
 //!
 //! # Differences and what is not done
 //!
