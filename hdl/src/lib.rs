@@ -73,7 +73,8 @@
 //! - [`tx_arbiter::TxArbiter`]: responder before requester, whole frames.
 //! - [`tx_path::TxPath`]: the TX back end, the arbiter feeding the frame builder.
 //! - [`rsp_order::RspOrder`]: the responder's ACK/NAK records, READ responses and atomic
-//!   ACKs merged in the order the responder decided them (the model's one response queue).
+//!   ACKs merged in the order the responder decided them (the model's one response queue);
+//!   [`job_slice::JobSlice`]: a register slice on a handshake whose source holds the data.
 //! - [`rx_parser::RxParser`]: the verdict on each received frame (the checks of
 //!   `RoceRepr::parse`, the ICRC, the MAC error flag, the destination address).
 //! - [`rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
@@ -124,6 +125,7 @@ pub mod gf2;
 pub mod gf2_step;
 pub mod hdr_build;
 pub mod icrc;
+pub mod job_slice;
 pub mod leaves;
 pub mod masked_load;
 pub mod mr_check;

@@ -24,17 +24,20 @@
 //!   pending**, and pushes tag R when taken. `s_ajob_*`/`m_ajob_*` (atomic jobs) and
 //!   `s_rep_*`/`m_rep_*` (replays) likewise, gated by room only, pushing tag T. The job
 //!   data goes from the responder to the units directly (not through this block).
-//!   Should two of these be offered in one cycle (the responder's FSM never does), the
-//!   order is ACK, READ, atomic, replay: each waits for the ones before it.
+//!   **At most one of the four (ACK, READ job, atomic job, replay) may be offered in a
+//!   cycle**: the responder offers them from distinct states of its FSM. The gates read
+//!   registers only, never another source's valid (the responder writes a valid and
+//!   reads its ready in one statement, so such a gate would close a Verilator loop
+//!   through it); two at once would push one tag for two hand-outs.
 //! - `s_rd_*` (valid/ready, record): ReadResp's response records; `s_rd_err` (pulse):
 //!   ReadResp's DMA failure report (`m_err_valid`): that job sends no further record.
 //! - `s_at_*` (valid/ready, record): AtomicUnit's ATOMIC ACKNOWLEDGEs; `s_at_err`,
 //!   `s_at_miss` (pulses): an atomic whose DMA failed, a replay that missed the cache (no
 //!   record for that job).
 //! - `m_pkt_*` (valid/ready, record): the merged records, for `TxPath`'s response source
-//!   (through a register slice in the engine). The READ records' payloads are not handled
-//!   here: `TxPath`'s arbiter sends each payload behind its record, and ReadResp's payloads
-//!   come in its record order.
+//!   (through a register slice in the engine). The READ records' payloads are not
+//!   handled here: `TxPath`'s arbiter sends each payload behind its record, and
+//!   ReadResp's payloads come in its record order.
 //!
 //! # Rules
 //!
@@ -63,12 +66,18 @@
 //! # Not done
 //!
 //! - **Not wired into the engine yet.** Wired straight onto ReadResp's record and job ports
-//!   and AtomicUnit's job ports (as the diagram shows), Verilator `-Wall` reports
-//!   UNOPTFLAT through `rdr.s_job_ready`, `rdr.m_pkt_valid`, `atom.s_job_ready` and
-//!   `atom.s_replay_ready` (this block's one `always` reads the units' ready / valid and
-//!   drives theirs). Register slices are needed there; on ReadResp's records a slice
-//!   means the failure pulse must travel in band with the records (the slice's `err`
-//!   lane), so that a failed job's earlier records still in the slice go first.
+//!   and AtomicUnit's job ports, Verilator `-Wall` reports UNOPTFLAT (Verilator 5.006 sees
+//!   each block's `always` as one vertex: an input it reads feeds every output it writes).
+//!   Tried (helper H11; the engine diff is in its report, not on the branch): the two `TxArbiter`s replaced by this block, its
+//!   output through a `Skid` into `TxPath`, a [`JobSlice`](crate::job_slice::JobSlice)
+//!   (register outputs both ways, the data held by the responder) on each of the three
+//!   job handshakes, the failure and replay-miss pulses straight in. The job loops
+//!   (`rdr.s_job_ready`, `atom.s_job_ready`, `atom.s_replay_ready`) are gone with the
+//!   slices; one loop is left: `rdr.m_pkt_valid` -> this block -> `s_rd_ready` ->
+//!   ReadResp. A register slice on ReadResp's records is the next step, and then the
+//!   failure pulse must travel in band (the slice's `err` lane, with a one-entry latch
+//!   for a pulse that meets a record or a full slice) so that a failed job's records
+//!   still in the slice go before its tag is popped.
 //! - Order is global (as the model's one queue), not per QP: a QP's READ holds back later
 //!   responses of every QP.
 //! - A READ or atomic whose DMA fails: the responder's NAK is decided (and queued) when the
@@ -290,18 +299,17 @@ impl Logic for RspOrder {
         self.ack_ram.read_clock.next = self.clock.val();
         self.ack_ram.write_clock.next = self.clock.val();
 
-        // ---- pushes: one hand-out at a time (ACK, READ, atomic, replay) ----
+        // ---- pushes: one hand-out at a time (the responder offers one at a time) ----
         self.t_full.next = self.t_cnt.q.val() == self.c32_6.val();
         self.a_full.next = self.a_cnt.q.val() == self.c16_5.val();
         self.s_ack_ready.next = !self.a_full.val() & !self.t_full.val();
         self.ack_take.next = self.s_ack_valid.val() & !self.a_full.val() & !self.t_full.val();
-        self.rjob_ok.next =
-            !self.t_full.val() & (self.atom_n.q.val() == self.c0_6.val()) & !self.s_ack_valid.val();
-        self.ajob_ok.next = !self.t_full.val() & !self.s_ack_valid.val() & !self.s_rjob_valid.val();
-        self.rep_ok.next = !self.t_full.val()
-            & !self.s_ack_valid.val()
-            & !self.s_rjob_valid.val()
-            & !self.s_ajob_valid.val();
+        // The gates read registers only (never another source's valid): the responder's
+        // FSM writes a valid and reads its ready in one statement, so a gate on the ACK
+        // valid would close a loop through it (UNOPTFLAT). It offers one at a time.
+        self.rjob_ok.next = !self.t_full.val() & (self.atom_n.q.val() == self.c0_6.val());
+        self.ajob_ok.next = !self.t_full.val();
+        self.rep_ok.next = !self.t_full.val();
         self.m_rjob_valid.next = self.s_rjob_valid.val() & self.rjob_ok.val();
         self.s_rjob_ready.next = self.m_rjob_ready.val() & self.rjob_ok.val();
         self.m_ajob_valid.next = self.s_ajob_valid.val() & self.ajob_ok.val();
