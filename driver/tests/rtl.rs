@@ -653,7 +653,7 @@ fn the_rtl_testbed_opens_both_engines_and_then_refuses_traffic() {
         require_datapath().unwrap_err().to_string(),
         "{e}"
     );
-    assert!(e.to_string().contains("no requester yet"), "{e}");
+    assert!(e.to_string().contains("fault-free path"), "{e}");
     // The opening of node A (ID, ABI and capability reads) is in its waveform.
     let text = std::fs::read_to_string(&vcd).unwrap();
     assert!(

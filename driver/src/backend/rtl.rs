@@ -4,13 +4,15 @@
 //! what works.
 //!
 //! The engine has the control plane (register file, command engine, context tables), the
-//! RX front end and the responder side of the datapath (it answers SEND, WRITE, READ and
-//! atomics of a peer; `driver/tests/rtl.rs` runs it against a model requester), but no
-//! requester: it cannot post sends. [`require_datapath`] is the one place that says so;
-//! the CLI commands that need both sides call it and fail at once instead of waiting for
-//! completions that never come. On a real wire (`rocenic perftest --backend rtl`, see
-//! `crate::cli::wire`) the engine runs in the roles that post no sends, perftest's
-//! servers, against Linux soft-RoCE (`docs/interop.md`).
+//! RX front end, the responder side of the datapath (it answers SEND, WRITE, READ and
+//! atomics of a peer) and the requester's fault-free path (`driver/tests/rtl.rs` runs it
+//! both ways against a model NIC), but its requester does not yet recover from a lost
+//! packet (no ACK timer), wait out an RNR NAK or flush its send queue on an error.
+//! [`require_datapath`] is the one place that says so; the CLI commands that need the
+//! requester call it and fail at once instead of waiting for completions that may never
+//! come. On a real wire (`rocenic perftest --backend rtl`, see `crate::cli::wire`) the
+//! engine runs in the roles that post no sends, perftest's servers, against Linux
+//! soft-RoCE (`docs/interop.md`).
 
 use std::path::{Path, PathBuf};
 
@@ -22,9 +24,11 @@ use crate::backend::model::{pair_world, ModelBackend, ModelPair, PairConfig};
 use crate::{Error, Result};
 
 /// What the RTL engine still lacks for RDMA traffic, or `None` once it has it. Delete the
-/// `Some` (and this comment) when the requester lands.
-pub const DATAPATH_MISSING: Option<&str> =
-    Some("the RTL engine has no requester yet (it answers only as a responder): see docs/hdl.md");
+/// `Some` (and this comment) when the requester recovers from faults.
+pub const DATAPATH_MISSING: Option<&str> = Some(
+    "the RTL engine's requester has only its fault-free path (no ACK timeout, RNR wait or \
+     send-queue flush yet): see docs/rtl-architecture.md",
+);
 
 /// Fails with [`Error::BackendLacks`] while the RTL engine cannot move RDMA traffic.
 pub fn require_datapath() -> Result<()> {

@@ -1324,9 +1324,12 @@ mod tests {
             args.server = Some("127.0.0.1".into());
             args.link.backend = "rtl".into();
             let t0 = Instant::now();
-            let e = run_with(&args, Prebound::default(), &mut Vec::new())
-                .expect_err("an RTL client must be refused while the engine has no requester");
-            assert!(e.to_string().contains("no requester yet"), "{e}");
+            let e = run_with(&args, Prebound::default(), &mut Vec::new()).expect_err(
+                "an RTL client must be refused while the engine's requester lacks faults",
+            );
+            let why =
+                crate::backend::rtl::DATAPATH_MISSING.expect("the RTL requester lacks faults");
+            assert!(e.to_string().contains(why), "{e}");
             // Refused before any socket, engine or wait.
             assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
         }
