@@ -196,6 +196,17 @@ impl Op {
         }
     }
 
+    /// Its QP, writable.
+    pub fn qp_mut(&mut self) -> &mut u8 {
+        match self {
+            Op::Write { qp, .. }
+            | Op::Send { qp, .. }
+            | Op::Read { qp, .. }
+            | Op::CmpSwap { qp, .. }
+            | Op::FetchAdd { qp, .. } => qp,
+        }
+    }
+
     /// The side that issues it, writable (a differential test that needs one side to be
     /// the requester moves every op there).
     pub fn from_mut(&mut self) -> &mut Side {
