@@ -181,6 +181,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     pub mac_rx_tlast: Signal<In, Bit>,
     pub mac_rx_tvalid: Signal<In, Bit>,
     pub mac_rx_tuser: Signal<In, Bit>,
+    /// Pause request to the MAC (PFC XOFF): the RX buffer is nearly full (`RxFifo`).
+    pub mac_rx_pause: Signal<Out, Bit>,
 
     control: Control<QA, MA>,
     rx: RxFifo,
@@ -439,6 +441,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             mac_rx_tlast: Default::default(),
             mac_rx_tvalid: Default::default(),
             mac_rx_tuser: Default::default(),
+            mac_rx_pause: Default::default(),
             control: Control::new(),
             rx: RxFifo::new(),
             resp: Default::default(),
@@ -739,6 +742,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rx.s_axis_tlast.next = self.mac_rx_tlast.val();
         self.rx.s_axis_tvalid.next = self.mac_rx_tvalid.val();
         self.rx.s_axis_tuser.next = self.mac_rx_tuser.val();
+        self.mac_rx_pause.next = self.rx.m_pause.val();
 
         // ---- dispatch: requests to the responder, responses and ACKs to the requester ----
         // Every statement reads sub-block outputs on its own (no shared locals), so no

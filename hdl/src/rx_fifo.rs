@@ -73,6 +73,17 @@
 //! dropped frames; with nothing to read it frees everything decided. A frame needs at most
 //! `ceil(len / 64)` beats; the largest that fits is 32 KiB (bigger ones count as overflow).
 //!
+//! # Pause (PFC XOFF)
+//!
+//! The engine cannot stall the MAC, but it can ask the link partner to pause, as RoCE's
+//! lossless Ethernet does (802.1Qbb priority flow control: the MAC turns the request
+//! into pause frames). `m_pause` is high, one cycle after the fact, while more than
+//! [`XOFF_BEATS`] beats of the buffer or more than [`XOFF_FRAMES`] descriptors are in
+//! use; it falls as the reader frees space. The thresholds leave room for the largest
+//! frame being written and one more that starts before the sender stops (a sender that
+//! obeys at frame boundaries, as the simulator's link does), so a paused link loses no
+//! frame. Below line rate, the consumer's pace, not the buffer, then sets the rate.
+//!
 //! # Reader
 //!
 //! The header lengths are 54, 58, 66, 70, 74 and 82 bytes, so the payload starts at lane
@@ -100,6 +111,14 @@ pub const BUF_BEATS: usize = 1 << BUF_ADDR_BITS;
 pub const DESC_ADDR_BITS: usize = 6;
 /// Frames the descriptor queue holds.
 pub const DESC_FRAMES: usize = 1 << DESC_ADDR_BITS;
+/// Beats of the largest frame: a 4096-byte payload with 82 bytes of headers and the ICRC.
+pub const MAX_FRAME_BEATS: usize = (4096usize + 82 + 4).div_ceil(BEAT_BYTES);
+/// `m_pause` rises above this fill: room is left for the frame being written, one more
+/// that may start before the sender sees the pause, and a beat of slack each.
+pub const XOFF_BEATS: usize = BUF_BEATS - 2 * (MAX_FRAME_BEATS + 2);
+/// `m_pause` rises above this many queued descriptors: room for the frames still in the
+/// verdict pipeline (at most one a cycle for its 6 cycles) and two that may start.
+pub const XOFF_FRAMES: usize = DESC_FRAMES - 16;
 
 /// The RX front end; see the [module docs](self).
 #[derive(LogicBlock)]
@@ -167,6 +186,9 @@ pub struct RxFifo {
     pub m_drop_icrc: Signal<Out, Bit>,
     pub m_drop_ip: Signal<Out, Bit>,
     pub m_drop_overflow: Signal<Out, Bit>,
+    /// Pause request (PFC XOFF): high while the buffer holds more than [`XOFF_BEATS`] beats
+    /// or the descriptor queue more than [`XOFF_FRAMES`] frames; see "Pause" above.
+    pub m_pause: Signal<Out, Bit>,
 
     // --- constants ---
     one10: Constant<Bits<10>>,
@@ -178,6 +200,9 @@ pub struct RxFifo {
     one6: Constant<Bits<6>>,
     zero6: Constant<Bits<6>>,
     desc_full: Constant<Bits<7>>,
+    xoff_beats: Constant<Bits<10>>,
+    xoff_frames: Constant<Bits<7>>,
+    pause: DFF<Bit>,
     beat_round: Constant<Bits<17>>,
     six: Constant<Bits<5>>,
     zero16: Constant<Bits<16>>,
@@ -397,6 +422,7 @@ impl RxFifo {
             m_drop_icrc: Default::default(),
             m_drop_ip: Default::default(),
             m_drop_overflow: Default::default(),
+            m_pause: Default::default(),
             one10: Constant::new(1.into()),
             zero10: Constant::new(0.into()),
             two10: Constant::new(2.into()),
@@ -406,6 +432,9 @@ impl RxFifo {
             one6: Constant::new(1.into()),
             zero6: Constant::new(0.into()),
             desc_full: Constant::new((DESC_FRAMES as u64).into()),
+            xoff_beats: Constant::new((XOFF_BEATS as u64).into()),
+            xoff_frames: Constant::new((XOFF_FRAMES as u64).into()),
+            pause: Default::default(),
             beat_round: Constant::new((BEAT_BYTES as u64 - 1).into()),
             six: Constant::new(6.into()),
             zero16: Constant::new(0.into()),
@@ -545,6 +574,7 @@ impl Logic for RxFifo {
             r_icrc,
             r_ipdrop,
             r_overflow,
+            pause,
             d_head,
             d_tail,
             byp,
@@ -657,6 +687,10 @@ impl Logic for RxFifo {
         self.m_drop_icrc.next = self.r_icrc.q.val();
         self.m_drop_ip.next = self.r_ipdrop.q.val();
         self.m_drop_overflow.next = self.r_overflow.q.val();
+        // ---- pause: room left for the frame being written and one more ----
+        self.pause.d.next = ((self.wp.q.val() - self.fp.q.val()) > self.xoff_beats.val())
+            | ((self.d_tail.q.val() - self.d_head.q.val()) > self.xoff_frames.val());
+        self.m_pause.next = self.pause.q.val();
 
         if self.parser.m_v_valid.val() & !self.ovf_pipe.q.val().get_bit(5) {
             self.dec_end.d.next = self.dec_end.q.val() + self.nbeats17.val().get_bits::<10>(0);
@@ -914,6 +948,7 @@ impl Logic for RxFifo {
             self.r_icrc.d.next = false;
             self.r_ipdrop.d.next = false;
             self.r_overflow.d.next = false;
+            self.pause.d.next = false;
             self.d_head.d.next = self.zero7.val();
             self.d_tail.d.next = self.zero7.val();
             self.byp.d.next = false;
@@ -1061,6 +1096,8 @@ mod tests {
         stall_until: u64,
         /// Assert reset for one cycle, with this beat (counted from 1) on the bus.
         reset_at_beat: Option<usize>,
+        /// The MAC obeys `m_pause`: it starts no frame while it is high.
+        obey_pause: bool,
     }
 
     const CFG: Cfg = Cfg {
@@ -1068,6 +1105,7 @@ mod tests {
         enabled: true,
         stall_until: 0,
         reset_at_beat: None,
+        obey_pause: false,
     };
 
     #[derive(Debug, Default)]
@@ -1079,6 +1117,8 @@ mod tests {
         rx_bytes: u64,
         /// Cycle of each record transfer.
         record_at: Vec<u64>,
+        /// Cycles `m_pause` was high.
+        paused: u64,
     }
 
     fn bit_u64<const N: usize>(b: Bits<N>) -> u64 {
@@ -1166,6 +1206,7 @@ mod tests {
         let mut payload: Vec<u8> = vec![];
         let mut quiet = 0;
         let mut sent = 0;
+        let mut in_frame = false;
         let limit = 2000 + 40 * total_beats as u64 * (100 / u64::from(pattern.ready_pct.max(1)));
         loop {
             assert!(
@@ -1175,9 +1216,13 @@ mod tests {
             );
             let open = bench.cycle() >= cfg.stall_until;
             let u = &mut bench.uut;
-            let send = !beats.is_empty() && rng.percent(pattern.valid_pct);
+            let paused = u.m_pause.val();
+            out.paused += u64::from(paused);
+            let held = cfg.obey_pause && paused && !in_frame;
+            let send = !beats.is_empty() && !held && rng.percent(pattern.valid_pct);
             if send {
                 let (beat, tuser) = beats.pop_front().expect("beat");
+                in_frame = !beat.last;
                 u.s_axis_tdata.next = beat.tdata();
                 u.s_axis_tkeep.next = beat.tkeep();
                 u.s_axis_tlast.next = beat.last;
@@ -1473,6 +1518,39 @@ mod tests {
     }
 
     #[test]
+    fn a_mac_that_obeys_pause_loses_nothing_to_a_slow_consumer() {
+        // As the overflow test, with the consumer slow instead of stalled, and 4 KiB
+        // frames mixed with runs of ACKs (the descriptor threshold) and short SENDs.
+        let mut rng = Rng::new(18);
+        let mut inputs: Vec<Input> = vec![];
+        for i in 0..40 {
+            inputs.push(good(&mut rng, Opcode::RdmaWriteMiddle, 4096));
+            let acks = if i % 5 == 0 { 40 } else { 2 };
+            inputs.extend((0..acks).map(|_| good(&mut rng, Opcode::Acknowledge, 0)));
+            inputs.push(good(&mut rng, Opcode::SendOnly, 1 + 37 * i));
+        }
+        let slow = Pattern {
+            valid_pct: 100,
+            ready_pct: 15,
+        };
+        for (obey, what) in [(true, "obeying"), (false, "deaf")] {
+            let cfg = Cfg {
+                stall_until: 400,
+                obey_pause: obey,
+                ..CFG
+            };
+            let out = run(&inputs, slow, 18, cfg);
+            assert!(out.paused > 0, "{what}: the buffer never asked for a pause");
+            if obey {
+                check_exact(&inputs, &out, 0, what);
+            } else {
+                // The same traffic from a MAC that ignores the request overflows.
+                assert!(out.counts.get(&Reason::Overflow).is_some_and(|&n| n > 0));
+            }
+        }
+    }
+
+    #[test]
     fn descriptor_queue_full_drops_and_counts() {
         // 80 ACKs under a stalled consumer: 80 beats fit the buffer, but only 64 frames
         // fit the descriptor queue, plus one in the read stage and one in the record
@@ -1548,6 +1626,7 @@ mod tests {
             rx_frames: after.len(),
             rx_bytes: after.iter().map(|i| i.frame.len() as u64).sum(),
             record_at: vec![],
+            paused: 0,
         };
         check_exact(&after, &tail_out, 0, "after reset");
         for (k, r) in out.records[..tail].iter().enumerate() {

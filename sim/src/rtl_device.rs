@@ -45,7 +45,9 @@
 //!   in order, `write_latency_cycles + 1` cycles after its last beat at the earliest, with
 //!   `err` when the IOMMU refused it (nothing is written then).
 //! - **MAC RX**: frames are taken from `io.rx` and driven one beat per cycle, back to back
-//!   with no idle cycle when several are queued, `tuser` low. **MAC TX**: beats are
+//!   with no idle cycle when several are queued, `tuser` low. While `mac_rx_pause` is high
+//!   no new frame starts (the link partner obeys PFC at frame boundaries): the frames wait
+//!   in `io.rx`, counted in [`RtlDeviceStats::rx_pause_cycles`]. **MAC TX**: beats are
 //!   collected (by `tkeep`) into frames and pushed to `io.tx` in the cycle their last beat
 //!   is taken; `mac_tx_tready` follows [`RtlDeviceConfig::tx_ready`] (always high by
 //!   default).
@@ -127,6 +129,7 @@ pub const TOP_PORTS: &[(&str, PortDir, u32)] = &[
     ("mac_rx_tlast", PortDir::Input, 1),
     ("mac_rx_tvalid", PortDir::Input, 1),
     ("mac_rx_tuser", PortDir::Input, 1),
+    ("mac_rx_pause", PortDir::Output, 1),
 ];
 
 /// When the adapter holds `mac_tx_tready` high.
@@ -315,6 +318,9 @@ pub struct RtlDeviceStats {
     pub reset_cycles: u64,
     /// World cycles skipped between two ticks (0 in a world: `next_event` never allows it).
     pub skipped_cycles: u64,
+    /// Cycles a received frame waited because the engine asked for a pause
+    /// (`mac_rx_pause`): how long the link partner was held off.
+    pub rx_pause_cycles: u64,
     /// BAR writes accepted by the engine.
     pub bar_writes: u64,
     /// BAR reads answered.
@@ -397,6 +403,7 @@ struct Ports {
     rx_tlast: Port,
     rx_tvalid: Port,
     rx_tuser: Port,
+    rx_pause: Port,
 }
 
 /// Checks a port list against [`TOP_PORTS`].
@@ -475,6 +482,7 @@ impl Ports {
             rx_tlast: p("mac_rx_tlast")?,
             rx_tvalid: p("mac_rx_tvalid")?,
             rx_tuser: p("mac_rx_tuser")?,
+            rx_pause: p("mac_rx_pause")?,
         })
     }
 }
@@ -768,6 +776,12 @@ impl RtlDevice {
         }
         self.cycles += 1;
         Ok(())
+    }
+
+    /// `mac_rx_pause` as the last clock edge left it (a read error counts as no pause: the
+    /// failure is recorded by the next cycle's port access).
+    fn pause_requested(&self) -> bool {
+        self.model.get(self.p.rx_pause).is_ok_and(|v| v == 1)
     }
 
     fn tx_ready_now(&self) -> bool {
@@ -1259,7 +1273,13 @@ impl Device for RtlDevice {
         self.ticked = true;
         self.last_now = now;
         self.serve_deferred(now, &mut *io.dma);
-        if self.rx_cur.is_none() {
+        // The engine's pause request holds the next frame in the link (PFC: the partner
+        // stops at a frame boundary); a frame already started goes on.
+        let paused = self.rx_cur.is_none() && !io.rx.is_empty() && self.pause_requested();
+        if paused {
+            self.stats.rx_pause_cycles += 1;
+        }
+        if self.rx_cur.is_none() && !paused {
             // An empty frame has no beat to drive: it is dropped.
             while let Some(f) = io.rx.pop_front() {
                 if !f.is_empty() {

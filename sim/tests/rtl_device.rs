@@ -584,6 +584,27 @@ fn two_rtl_devices_share_the_worlds_links_faults_and_taps() {
 }
 
 #[test]
+fn the_pause_request_holds_frames_in_the_link_and_loses_none() {
+    // 24 frames of 4 KiB (1560 beats) into a 256-beat loopback FIFO drained one beat in
+    // four: without the pause, most would overflow.
+    let frames: Vec<Vec<u8>> = (0..24).map(|i| pattern(4096 + i, i as u8)).collect();
+    let cfg = RtlDeviceConfig {
+        tx_ready: TxReady::Duty { on: 1, period: 4 },
+        ..RtlDeviceConfig::default()
+    };
+    let (mut w, n, out) = loopback(cfg, &frames);
+    let got: Vec<&Vec<u8>> = out.iter().map(|(_, f)| f).collect();
+    assert_eq!(got, frames.iter().collect::<Vec<_>>());
+    assert_eq!(w.bar_read(n, reg::OVERFLOWS), 0);
+    let s = dev(&w, n).stats();
+    assert!(
+        s.rx_pause_cycles > 1000,
+        "held {} cycles",
+        s.rx_pause_cycles
+    );
+}
+
+#[test]
 fn tx_ready_throttle_slows_but_keeps_frames_intact() {
     let frames: Vec<Vec<u8>> = (0..8).map(|i| pattern(60 + 70 * i, i as u8)).collect();
     let cfg = RtlDeviceConfig {

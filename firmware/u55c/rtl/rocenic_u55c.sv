@@ -203,6 +203,7 @@ module rocenic_u55c (
         .m_axil_bvalid(dcsr_bvalid), .m_axil_bready(dcsr_bready)
     );
 
+    wire         unused_rx_pause;
     top engine (
         .clock(clk), .reset(rst),
         .reg_valid(reg_valid), .reg_ready(reg_ready), .reg_write(reg_write),
@@ -223,7 +224,10 @@ module rocenic_u55c (
         .mac_tx_tdata(tx_tdata), .mac_tx_tkeep(tx_tkeep), .mac_tx_tlast(tx_tlast),
         .mac_tx_tvalid(tx_tvalid), .mac_tx_tready(tx_tready),
         .mac_rx_tdata(rx_tdata), .mac_rx_tkeep(rx_tkeep), .mac_rx_tlast(rx_tlast),
-        .mac_rx_tvalid(rx_tvalid), .mac_rx_tuser(rx_tuser)
+        .mac_rx_tvalid(rx_tvalid), .mac_rx_tuser(rx_tuser),
+        // The engine's PFC pause request: this CMAC is generated without pause-frame
+        // logic (tcl/ip.tcl), so it is not sent yet (docs/flashing.md, congestion).
+        .mac_rx_pause(unused_rx_pause)
     );
 
     // ---------------------------------------------------------------- 100G MAC (CMAC)

@@ -25,7 +25,8 @@
 //   0x74        SLOW         answered 40 cycles later with 0x51055105
 //   others read 0xBAD00000 | offset.
 // reg_ready is low one cycle in four (and during HOLD), so posted writes queue up.
-// MAC: every received beat goes into a 256-beat FIFO that is sent back on TX (loopback).
+// MAC: every received beat goes into a 256-beat FIFO that is sent back on TX (loopback);
+// mac_rx_pause asks for a pause while more than 116 beats wait.
 /* verilator lint_off DECLFILENAME */  // the contract names the module `top`
 module top (
   input  wire         clock,
@@ -64,6 +65,7 @@ module top (
   output wire         mac_tx_tlast,
   output wire         mac_tx_tvalid,
   input  wire         mac_tx_tready,
+  output wire         mac_rx_pause,
   input  wire [511:0] mac_rx_tdata,
   input  wire [63:0]  mac_rx_tkeep,
   input  wire         mac_rx_tlast,
@@ -123,6 +125,9 @@ module top (
   reg [8:0]   wp, rp;
   wire        fifo_empty = (wp == rp);
   wire        fifo_full  = (wp[7:0] == rp[7:0]) && (wp[8] != rp[8]);
+  // Pause (PFC XOFF) with room for the frame in progress and one more 4 KiB frame.
+  wire [8:0]  fifo_used  = wp - rp;
+  assign mac_rx_pause = fifo_used > 9'd116;
   wire [576:0] head = fifo[rp[7:0]];
   assign mac_tx_tvalid = !fifo_empty;
   assign mac_tx_tdata  = head[511:0];
