@@ -162,10 +162,7 @@ fn contract_reader_accepts_its_stub_and_refuses_a_wrong_top() {
     let missing = dir.join("missing.v");
     std::fs::write(
         &missing,
-        text.replace(
-            "    input  wire mac_rx_tuser\n",
-            "    input  wire unrelated\n",
-        ),
+        text.replace("input  wire mac_rx_tuser", "input  wire unrelated"),
     )
     .unwrap();
     let bad = run(&["--check".as_ref(), missing.as_os_str()]);
