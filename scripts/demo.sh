@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
 # The main job: two simulated rocenic NICs run every RDMA operation against each other,
 # every completion and byte is checked, and the wire capture is judged by scapy and tshark.
-# Extra arguments go to `rocenic demo` (e.g. --seed 7 --loss 0.02).
+#
+# By default both NICs are the Verilated RTL engine (--backend rtl), with messages up to
+# 128 KiB (the RTL simulates about 10-50 thousand cycles a second; the model's default of
+# 1 MiB takes far longer there). If Verilator cannot be installed, the behavioural model
+# runs instead, and this script says so. Extra arguments go to `rocenic demo`
+# (e.g. --backend model --loss 0.02, --seed 7, --max-size 1048576).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh oracles
+
+has() {
+    local want=$1 a
+    shift
+    for a in "$@"; do
+        case "$a" in "$want" | "$want"=*) return 0 ;; esac
+    done
+    return 1
+}
+
+defaults=()
+if ! has --backend "$@"; then
+    if bash scripts/install-deps.sh rtl; then
+        defaults+=(--backend rtl)
+        has --max-size "$@" || defaults+=(--max-size 131072)
+    else
+        echo "demo: Verilator could not be installed (see above), so the behavioural model" \
+            "runs instead of the RTL engine (--backend model)." >&2
+        defaults+=(--backend model)
+    fi
+fi
+
 mkdir -p out
-cargo run --release -q -p rocenic-driver --bin rocenic -- demo --pcap out/demo.pcap "$@"
+cargo run --release -q -p rocenic-driver --bin rocenic -- demo --pcap out/demo.pcap \
+    "${defaults[@]}" "$@"
 /usr/bin/python3 tests/oracles/check_pcap.py out/demo.pcap \
     --require-opcodes 0x04,0x06,0x0a,0x0c,0x10,0x11,0x12,0x13,0x14

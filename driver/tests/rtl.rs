@@ -634,7 +634,7 @@ fn a_timed_out_command_is_the_drivers_error_and_the_device_recovers() {
 }
 
 #[test]
-fn the_rtl_testbed_opens_both_engines_and_then_refuses_traffic() {
+fn the_rtl_testbed_opens_both_engines_and_refuses_a_lossy_link() {
     let dir = std::env::temp_dir().join(format!("rocenic-rtl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let vcd = dir.join("a.vcd");
@@ -643,11 +643,12 @@ fn the_rtl_testbed_opens_both_engines_and_then_refuses_traffic() {
         parse_backend("rtl").unwrap(),
         &TestbedOptions {
             trace: Some(vcd.clone()),
+            loss: 0.01,
             ..TestbedOptions::default()
         },
     )
     .err()
-    .expect("the RTL testbed must refuse traffic while the engine has no datapath");
+    .expect("the RTL testbed must refuse a lossy link while the requester cannot recover");
     assert_eq!(
         e.to_string(),
         require_datapath().unwrap_err().to_string(),

@@ -8,9 +8,9 @@
 //! atomics of a peer) and the requester's fault-free path (`driver/tests/rtl.rs` runs it
 //! both ways against a model NIC), but its requester does not yet recover from a lost
 //! packet (no ACK timer), wait out an RNR NAK or flush its send queue on an error.
-//! [`require_datapath`] is the one place that says so; the CLI commands that need the
-//! requester call it and fail at once instead of waiting for completions that may never
-//! come. On a real wire (`rocenic perftest --backend rtl`, see `crate::cli::wire`) the
+//! [`require_datapath`] is the one place that says so; the CLI commands call it where
+//! they would need those paths (a lossy link in `demo` / `perf`, the client roles on a
+//! real wire) and fail at once instead of waiting for completions that may never come. On a real wire (`rocenic perftest --backend rtl`, see `crate::cli::wire`) the
 //! engine runs in the roles that post no sends, perftest's servers, against Linux
 //! soft-RoCE (`docs/interop.md`).
 

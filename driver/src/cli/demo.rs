@@ -36,7 +36,7 @@ use crate::{AtomicWr, RdmaWr};
 /// Arguments of `rocenic demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Device backend: "model", "rtl" (the Verilated engine; control path only so far),
+    /// Device backend: "model", "rtl" (the Verilated engine; fault-free links only so far),
     /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,

@@ -61,7 +61,7 @@ impl PerfOp {
 pub struct PerfArgs {
     /// What to measure.
     pub op: PerfOp,
-    /// Device backend: "model", "rtl" (the Verilated engine; control path only so far),
+    /// Device backend: "model", "rtl" (the Verilated engine; fault-free links only so far),
     /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,

@@ -25,7 +25,7 @@ pub const AVAILABLE_BACKENDS: &str = "model, rtl, vfio:<bdf>[,<bdf>]";
 pub enum BackendKind {
     /// The behavioural model in a simulated two-node world.
     Model,
-    /// The Verilated engine RTL in a simulated two-node world (control path only so far:
+    /// The Verilated engine RTL in a simulated two-node world (fault-free links only so far:
     /// see [`crate::backend::rtl::require_datapath`]).
     Rtl,
     /// NICs behind VFIO, by PCI address (`vfio:0000:03:00.0,0000:04:00.0`).
@@ -141,9 +141,9 @@ impl Testbed {
                     b: host(pair.b, 2)?,
                     world: Some(pair.world),
                 };
-                if tb.backend == BackendKind::Rtl {
-                    // Both devices opened (and traced) on the RTL; every caller of a
-                    // testbed moves data, which the engine cannot do yet.
+                if tb.backend == BackendKind::Rtl && opts.loss > 0.0 {
+                    // Both devices opened (and traced) on the RTL; a lossy link needs
+                    // the requester's fault paths, which the engine does not have yet.
                     tb.finish()?;
                     require_datapath()?;
                 }
