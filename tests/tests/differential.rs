@@ -142,9 +142,7 @@ fn a_issues_everything() -> impl Strategy<Value = Case> {
 /// back-to-back messages overflow its 32 KiB RX buffer; the dropped frames are counted
 /// (`MalformedDrops`) and recovered by go-back-N (not at all by the requester, which has
 /// no ACK timer yet), which changes the frames. One message at a time of at most 16 KiB
-/// ([`buffered_len`]) always fits. One message at a time also keeps responses in PSN order,
-/// which the RTL does not yet guarantee (`the_rtl_engine_sends_responses_in_psn_order` in
-/// driver/tests/rtl.rs, ignored). docs/rtl-architecture.md, "Not yet", items 3 and 4.
+/// ([`buffered_len`]) always fits. docs/rtl-architecture.md, "Not yet", item 4.
 fn one_message_at_a_time(c: &mut Case) {
     for op in &mut c.ops {
         *op.from_mut() = Side::A;
