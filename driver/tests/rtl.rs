@@ -1042,11 +1042,8 @@ fn ordered_scenario<D: rocenic_sim::Device + 'static>(b: D) -> OrderedResult {
 /// SEND, FETCH_ADD and WRITE back to back; every frame the RTL responder sends is the
 /// model responder's, byte for byte and in the same order (an ACK of a later request
 /// leaving before the READ's response packets would differ here, and the requester would
-/// see a PSN sequence error).
-/// Fails today (the RTL's ACK leaves between the READ's response packets, the requester
-/// retries the READ): `RspOrder` is not wired into the engine yet (docs/hdl.md).
+/// see a PSN sequence error). The engine orders them with `RspOrder` (docs/hdl.md).
 #[test]
-#[ignore = "responses are not yet sent in PSN order (RspOrder not wired)"]
 fn the_rtl_engine_sends_responses_in_psn_order() {
     let t0 = Instant::now();
     let (want, want_wcs) = ordered_scenario(Nic::new(NicConfig::default()));

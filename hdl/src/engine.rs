@@ -18,12 +18,13 @@
 //!                                  responses/ACKs (+ payload) --> Requester (receive half)
 //!                                                                       +-- READ jobs --> ReadResp --+
 //!                                                                       +-- atomic jobs / replays --> AtomicUnit
+//!                                                                       (the jobs through RspOrder's gates)
 //!                                                                       +-- receive CQEs --> Completion (first)
 //!  Requester --+-- request records + payloads --> TxPath's request source
 //!              +-- send CQEs (successes, failed WQEs, NAKed ops) --> Completion (after receive CQEs)
 //!              +-- READ data / atomic originals --> DMA write (wr_q)
-//!  MAC TX <-- TxPath <-- responses: arb_rsp(arb_ack(ACK/NAK, atomic ACKs), READ responses);
-//!                        then requests
+//!  MAC TX <-- TxPath <-- responses: RspOrder(ACK/NAK, READ responses, atomic ACKs) in the
+//!                        responder's decision order; then requests
 //!  DMA read  <-- rd_top(ReadResp, rd_mid(rd_sub(Responder RQ WQE fetch, AtomicUnit),
 //!                                        rd_req(Requester SQ WQE fetch, Segmenter payloads)))
 //!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), wr_q(Completion CQEs, Requester))
@@ -68,9 +69,15 @@
 //! - QP events: RESET/DESTROYED clear the QP's replay cache ([`AtomicUnit`]) and the
 //!   requester's per-QP bookkeeping (`s_qp_clr_*`), taken when the requester can take it;
 //!   ERROR (MODIFY_QP to ERR) flushes the responder's receives;
-//! - MAC TX: the ACK/NAK records, the atomic ACKs and the READ responses through two
-//!   [`TxArbiter`]s in cascade into [`TxPath`]'s response source (ACK/NAK records first,
-//!   then atomic ACKs, then READ responses), the requester's request records and payloads
+//! - MAC TX: the ACK/NAK records, the READ responses and the atomic ACKs through
+//!   [`RspOrder`] into [`TxPath`]'s response source, in the order the responder decided
+//!   them (the model's one response queue: an ACK never overtakes an earlier READ's
+//!   response packets). The READ, atomic and replay job handshakes pass its gates (each
+//!   pushes a tag) and a [`JobSlice`] each; ReadResp's records reach it through a register
+//!   slice (`sk_pkt`) that carries ReadResp's failure pulses in band (a failure stays in
+//!   order with the records: `ro` pops a failed job's tag by it), its output through
+//!   another (`sk_rsp`); the READ payloads go to TxPath behind their records through
+//!   `sk_pay`. Then the requester's request records and payloads
 //!   on its request source (responses first, whole frames, ICRC inserted) through two
 //!   register slices (its Segmenter passes DMA read data straight to its payload output,
 //!   so TxPath's ready would close a loop through it); a third slice carries its WQE
@@ -99,10 +106,8 @@
 //! response or an RNR / sequence-error NAK is not handled as the model does; its
 //! `m_sent_*` pulses and op-ring walk port are unused), the send queue's flush on an
 //! error, per-QP counters (the responder's `m_cnt_qp_*` and the
-//! requester's `m_cnt_qpn` are not stored). Responses leave in the arbiters' order, not
-//! necessarily in PSN order: an ACK of a later request can overtake READ response
-//! packets still being read from host memory (a requester that posts a READ and further
-//! requests back to back may see them out of order). Frames a MAC flags (`tuser`) and
+//! requester's `m_cnt_qpn` are not stored). Responses leave in one global order (a QP's
+//! READ holds back later responses of every QP; `RspOrder`'s docs). Frames a MAC flags (`tuser`) and
 //! frames the RX buffer cannot hold are counted as `MalformedDrops` (the ABI has no
 //! counter of their own; docs/hdl.md).
 //!
@@ -119,6 +124,7 @@ use crate::control::Control;
 use crate::ctx_tables::*;
 use crate::dma_rd_mux::DmaReadMux;
 use crate::dma_wr_mux::DmaWriteMux;
+use crate::job_slice::JobSlice;
 use crate::mr_check::MrCheck;
 use crate::prelude::*;
 use crate::read_resp::ReadResp;
@@ -126,9 +132,10 @@ use crate::regfile::{DB_CQ, DB_RQ, DB_SQ};
 use crate::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
 use crate::requester::{Requester, CNT_UNKNOWN_QP};
 use crate::responder::Responder;
+use crate::rsp_order::RspOrder;
 use crate::rx_fifo::RxFifo;
 use crate::skid::Skid;
-use crate::tx_arbiter::{TxArbiter, RECORD_BITS};
+use crate::tx_arbiter::RECORD_BITS;
 use crate::tx_path::TxPath;
 
 /// The first and last RC response opcodes (RDMA READ response first .. ATOMIC
@@ -193,10 +200,26 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     atom: AtomicUnit<QA, QS>,
     cpl: Completion,
     tx: TxPath,
-    /// ACK/NAK records (first) and atomic ACKs.
-    arb_ack: TxArbiter,
-    /// `arb_ack` (first) and READ responses, into TxPath's response source.
-    arb_rsp: TxArbiter,
+    /// The responses in the order the responder decided them (ACK/NAK records, READ
+    /// responses, atomic ACKs), into TxPath's response source through `sk_rsp`.
+    ro: RspOrder,
+    /// Register slices on the READ, atomic and replay job handshakes behind `ro`'s gates
+    /// (the units' job ready and `ro`'s gate would close loops; see `job_slice`).
+    js_read: JobSlice,
+    js_atom: JobSlice,
+    js_rep: JobSlice,
+    /// `ro`'s output into TxPath (TxPath's ready would close a loop through `ro`).
+    sk_rsp: Skid<RECORD_BITS>,
+    /// ReadResp's failure pulses not yet put into `sk_pkt` (whose `err` lane carries them
+    /// in order with the records; its `last` lane says the beat carries a record).
+    rd_err_n: DFF<Bits<7>>,
+    /// The `err` of `sk_pkt`'s output beat has been given to `ro` (the beat waits).
+    rd_err_done: DFF<Bit>,
+    rd_err_have: Signal<Local, Bit>,
+    rd_err_ins: Signal<Local, Bit>,
+    rd_err_now: Signal<Local, Bit>,
+    zero7: Constant<Bits<7>>,
+    one7: Constant<Bits<7>>,
     /// The DMA read port: ReadResp (client 0) and `rd_mid` (client 1).
     rd_top: DmaReadMux<7, 8>,
     /// `rd_sub` (client 0) and `rd_req` (client 1).
@@ -296,7 +319,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     zero8: Constant<Bits<8>>,
     zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
-    zero512: Constant<Bits<512>>,
     k_db_rq: Constant<Bits<2>>,
     k_db_cq: Constant<Bits<2>>,
     k_db_sq: Constant<Bits<2>>,
@@ -370,19 +392,16 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
     unused_rdr_tag: Signal<Local, Bits<8>>,
     unused_atom_tag: Signal<Local, Bits<8>>,
-    unused_atom_m_replay_miss: Signal<Local, Bit>,
     unused_rd_top_m0_resp_tag: Signal<Local, Bits<7>>,
     unused_rd_sub_m0_resp_tag: Signal<Local, Bits<5>>,
     unused_rd_sub_m1_resp_tag: Signal<Local, Bits<5>>,
-    unused_arb_ack_s_rsp_pay_tready: Signal<Local, Bit>,
-    unused_arb_ack_s_req_pay_tready: Signal<Local, Bit>,
     unused_tx_m_err_payload: Signal<Local, Bit>,
     unused_tx_m_err_icrc: Signal<Local, Bit>,
     unused_sk_rd_req_m_last: Signal<Local, Bit>,
     unused_sk_rd_req_m_err: Signal<Local, Bit>,
-    unused_sk_pkt_m_last: Signal<Local, Bit>,
-    unused_sk_pkt_m_err: Signal<Local, Bit>,
     unused_sk_pay_m_err: Signal<Local, Bit>,
+    unused_sk_rsp_m_last: Signal<Local, Bit>,
+    unused_sk_rsp_m_err: Signal<Local, Bit>,
     unused_sk_sub_req_m_last: Signal<Local, Bit>,
     unused_sk_sub_req_m_err: Signal<Local, Bit>,
     unused_sk_wa_req_m_last: Signal<Local, Bit>,
@@ -450,8 +469,18 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             atom: Default::default(),
             cpl: Default::default(),
             tx: TxPath::new(),
-            arb_ack: TxArbiter::new(),
-            arb_rsp: TxArbiter::new(),
+            ro: RspOrder::new(),
+            js_read: Default::default(),
+            js_atom: Default::default(),
+            js_rep: Default::default(),
+            sk_rsp: Default::default(),
+            rd_err_n: Default::default(),
+            rd_err_done: Default::default(),
+            rd_err_have: Default::default(),
+            rd_err_ins: Default::default(),
+            rd_err_now: Default::default(),
+            zero7: Constant::new(0u64.to_bits()),
+            one7: Constant::new(1u64.to_bits()),
             rd_top: Default::default(),
             rd_sub: Default::default(),
             wr_a: Default::default(),
@@ -479,7 +508,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             zero8: Constant::new(0u64.to_bits()),
             zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
-            zero512: Constant::new(0u64.to_bits()),
             k_db_rq: Constant::new(DB_RQ.to_bits()),
             k_db_cq: Constant::new(DB_CQ.to_bits()),
             k_db_sq: Constant::new(DB_SQ.to_bits()),
@@ -536,19 +564,16 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_mr_m_res_err: Default::default(),
             unused_rdr_tag: Default::default(),
             unused_atom_tag: Default::default(),
-            unused_atom_m_replay_miss: Default::default(),
             unused_rd_top_m0_resp_tag: Default::default(),
             unused_rd_sub_m0_resp_tag: Default::default(),
             unused_rd_sub_m1_resp_tag: Default::default(),
-            unused_arb_ack_s_rsp_pay_tready: Default::default(),
-            unused_arb_ack_s_req_pay_tready: Default::default(),
             unused_tx_m_err_payload: Default::default(),
             unused_tx_m_err_icrc: Default::default(),
             unused_sk_rd_req_m_last: Default::default(),
             unused_sk_rd_req_m_err: Default::default(),
-            unused_sk_pkt_m_last: Default::default(),
-            unused_sk_pkt_m_err: Default::default(),
             unused_sk_pay_m_err: Default::default(),
+            unused_sk_rsp_m_last: Default::default(),
+            unused_sk_rsp_m_err: Default::default(),
             unused_sk_sub_req_m_last: Default::default(),
             unused_sk_sub_req_m_err: Default::default(),
             unused_sk_wa_req_m_last: Default::default(),
@@ -636,7 +661,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             qe_pend,
             qe_pend_qpn,
             qe_busy,
-            qe_sel
+            qe_sel,
+            rd_err_n,
+            rd_err_done
         );
         clock!(
             self,
@@ -650,8 +677,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             atom,
             cpl,
             tx,
-            arb_ack,
-            arb_rsp,
+            ro,
+            js_read,
+            js_atom,
+            js_rep,
+            sk_rsp,
             rd_top,
             rd_mid,
             rd_sub,
@@ -699,8 +729,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.atom.reset.next = self.reset.val();
         self.cpl.reset.next = self.reset.val();
         self.tx.reset.next = self.reset.val();
-        self.arb_ack.reset.next = self.reset.val();
-        self.arb_rsp.reset.next = self.reset.val();
+        self.ro.reset.next = self.reset.val();
+        self.js_read.reset.next = self.reset.val();
+        self.js_atom.reset.next = self.reset.val();
+        self.js_rep.reset.next = self.reset.val();
+        self.sk_rsp.reset.next = self.reset.val();
         self.rd_top.reset.next = self.reset.val();
         self.rd_sub.reset.next = self.reset.val();
         self.wr_a.reset.next = self.reset.val();
@@ -990,8 +1023,14 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.mr.s_mr_rd_data.next = self.control.m_mr_rd_data.val();
 
         // ---- jobs: READ -> ReadResp, atomics and replays -> AtomicUnit; their failures ----
-        self.rdr.s_job_valid.next = self.resp.m_read_job_valid.val();
-        self.resp.m_read_job_ready.next = self.rdr.s_job_ready.val();
+        // Each handshake passes `ro`'s gate (which pushes the job's tag) and a JobSlice;
+        // the data goes from the responder (which holds it) to the unit directly.
+        self.ro.s_rjob_valid.next = self.resp.m_read_job_valid.val();
+        self.resp.m_read_job_ready.next = self.ro.s_rjob_ready.val();
+        self.js_read.s_valid.next = self.ro.m_rjob_valid.val();
+        self.ro.m_rjob_ready.next = self.js_read.s_ready.val();
+        self.rdr.s_job_valid.next = self.js_read.m_valid.val();
+        self.js_read.m_ready.next = self.rdr.s_job_ready.val();
         self.rdr.s_job_dst_mac.next = self.resp.m_read_job_dst_mac.val();
         self.rdr.s_job_src_mac.next = self.resp.m_read_job_src_mac.val();
         self.rdr.s_job_src_ip.next = self.resp.m_read_job_src_ip.val();
@@ -1004,8 +1043,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rdr.s_job_iova.next = self.resp.m_read_job_iova.val();
         self.rdr.s_job_len.next = self.resp.m_read_job_len.val();
         self.rdr.s_job_pmtu.next = self.resp.m_read_job_pmtu.val();
-        self.atom.s_job_valid.next = self.resp.m_atomic_job_valid.val();
-        self.resp.m_atomic_job_ready.next = self.atom.s_job_ready.val();
+        self.ro.s_ajob_valid.next = self.resp.m_atomic_job_valid.val();
+        self.resp.m_atomic_job_ready.next = self.ro.s_ajob_ready.val();
+        self.js_atom.s_valid.next = self.ro.m_ajob_valid.val();
+        self.ro.m_ajob_ready.next = self.js_atom.s_ready.val();
+        self.atom.s_job_valid.next = self.js_atom.m_valid.val();
+        self.js_atom.m_ready.next = self.atom.s_job_ready.val();
         self.atom.s_job_dst_mac.next = self.resp.m_atomic_job_dst_mac.val();
         self.atom.s_job_src_mac.next = self.resp.m_atomic_job_src_mac.val();
         self.atom.s_job_src_ip.next = self.resp.m_atomic_job_src_ip.val();
@@ -1019,8 +1062,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.atom.s_job_compare_swap.next = self.resp.m_atomic_job_compare_swap.val();
         self.atom.s_job_swap_add.next = self.resp.m_atomic_job_swap_add.val();
         self.atom.s_job_compare.next = self.resp.m_atomic_job_compare.val();
-        self.atom.s_replay_valid.next = self.resp.m_replay_valid.val();
-        self.resp.m_replay_ready.next = self.atom.s_replay_ready.val();
+        self.ro.s_rep_valid.next = self.resp.m_replay_valid.val();
+        self.resp.m_replay_ready.next = self.ro.s_rep_ready.val();
+        self.js_rep.s_valid.next = self.ro.m_rep_valid.val();
+        self.ro.m_rep_ready.next = self.js_rep.s_ready.val();
+        self.atom.s_replay_valid.next = self.js_rep.m_valid.val();
+        self.js_rep.m_ready.next = self.atom.s_replay_ready.val();
         self.atom.s_replay_dst_mac.next = self.resp.m_replay_dst_mac.val();
         self.atom.s_replay_src_mac.next = self.resp.m_replay_src_mac.val();
         self.atom.s_replay_src_ip.next = self.resp.m_replay_src_ip.val();
@@ -1030,7 +1077,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.atom.s_replay_qpn.next = self.resp.m_replay_qpn.val();
         self.atom.s_replay_psn.next = self.resp.m_replay_psn.val();
         self.atom.s_replay_msn.next = self.resp.m_replay_msn.val();
-        self.unused_atom_m_replay_miss.next = self.atom.m_replay_miss.val();
         self.resp.s_read_err_valid.next = self.rdr.m_err_valid.val();
         self.resp.s_read_err_qpn.next = self.rdr.m_err_qpn.val();
         self.resp.s_read_err_psn.next = self.rdr.m_err_psn.val();
@@ -1101,55 +1147,66 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.cpl.s_cqe_vendor_err.next = self.resp.m_cqe_vendor_err.val();
         }
 
-        // ---- TX: ACK/NAK, then atomic ACKs, then READ responses, into TxPath ----
-        self.arb_ack.s_rsp_pkt_valid.next = self.resp.m_ack_pkt_valid.val();
-        self.arb_ack.s_rsp_pkt_data.next = self.resp.m_ack_pkt_data.val();
-        self.resp.m_ack_pkt_ready.next = self.arb_ack.s_rsp_pkt_ready.val();
-        self.arb_ack.s_rsp_pay_tdata.next = self.zero512.val();
-        self.arb_ack.s_rsp_pay_tlast.next = false;
-        self.arb_ack.s_rsp_pay_tvalid.next = false;
-        self.unused_arb_ack_s_rsp_pay_tready.next = self.arb_ack.s_rsp_pay_tready.val();
-        self.arb_ack.s_req_pkt_valid.next = self.atom.m_pkt_valid.val();
-        self.arb_ack.s_req_pkt_data.next = self.atom.m_pkt_data.val();
-        self.atom.m_pkt_ready.next = self.arb_ack.s_req_pkt_ready.val();
-        self.arb_ack.s_req_pay_tdata.next = self.zero512.val();
-        self.arb_ack.s_req_pay_tlast.next = false;
-        self.arb_ack.s_req_pay_tvalid.next = false;
-        self.unused_arb_ack_s_req_pay_tready.next = self.arb_ack.s_req_pay_tready.val();
-        self.arb_rsp.s_rsp_pkt_valid.next = self.arb_ack.m_pkt_valid.val();
-        self.arb_rsp.s_rsp_pkt_data.next = self.arb_ack.m_pkt_data.val();
-        self.arb_ack.m_pkt_ready.next = self.arb_rsp.s_rsp_pkt_ready.val();
-        self.arb_rsp.s_rsp_pay_tdata.next = self.arb_ack.m_pay_tdata.val();
-        self.arb_rsp.s_rsp_pay_tlast.next = self.arb_ack.m_pay_tlast.val();
-        self.arb_rsp.s_rsp_pay_tvalid.next = self.arb_ack.m_pay_tvalid.val();
-        self.arb_ack.m_pay_tready.next = self.arb_rsp.s_rsp_pay_tready.val();
-        self.sk_pkt.s_valid.next = self.rdr.m_pkt_valid.val();
+        // ---- TX: responses in decision order (RspOrder), into TxPath ----
+        self.ro.s_ack_valid.next = self.resp.m_ack_pkt_valid.val();
+        self.ro.s_ack_data.next = self.resp.m_ack_pkt_data.val();
+        self.resp.m_ack_pkt_ready.next = self.ro.s_ack_ready.val();
+        self.ro.s_at_valid.next = self.atom.m_pkt_valid.val();
+        self.ro.s_at_data.next = self.atom.m_pkt_data.val();
+        self.atom.m_pkt_ready.next = self.ro.s_at_ready.val();
+        self.ro.s_at_err.next = self.atom.m_err_valid.val();
+        self.ro.s_at_miss.next = self.atom.m_replay_miss.val();
+        // ReadResp's records and failure pulses through `sk_pkt`, in one order: a beat is
+        // a record (`last`) and/or a failure that comes before it (`err`). A record offered
+        // in the cycle of a pulse belongs to a later job (a failed job sends nothing after
+        // its failure), so it rides behind the pulse; pulses that meet a full slice wait
+        // in `rd_err_n` and hold the records back (its ready reads registers only).
+        self.rd_err_have.next =
+            self.rdr.m_err_valid.val() | (self.rd_err_n.q.val() != self.zero7.val());
+        self.rd_err_ins.next = self.rd_err_have.val() & self.sk_pkt.s_ready.val();
+        self.rdr.m_pkt_ready.next =
+            self.sk_pkt.s_ready.val() & (self.rd_err_n.q.val() == self.zero7.val());
+        self.sk_pkt.s_valid.next = self.rdr.m_pkt_valid.val() | self.rd_err_have.val();
         self.sk_pkt.s_data.next = self.rdr.m_pkt_data.val();
-        self.sk_pkt.s_last.next = false;
-        self.sk_pkt.s_err.next = false;
-        self.rdr.m_pkt_ready.next = self.sk_pkt.s_ready.val();
-        self.arb_rsp.s_req_pkt_valid.next = self.sk_pkt.m_valid.val();
-        self.arb_rsp.s_req_pkt_data.next = self.sk_pkt.m_data.val();
-        self.sk_pkt.m_ready.next = self.arb_rsp.s_req_pkt_ready.val();
-        self.unused_sk_pkt_m_last.next = self.sk_pkt.m_last.val();
-        self.unused_sk_pkt_m_err.next = self.sk_pkt.m_err.val();
+        self.sk_pkt.s_last.next =
+            self.rdr.m_pkt_valid.val() & (self.rd_err_n.q.val() == self.zero7.val());
+        self.sk_pkt.s_err.next = self.rd_err_have.val();
+        if self.rdr.m_err_valid.val() & !self.rd_err_ins.val() {
+            self.rd_err_n.d.next = self.rd_err_n.q.val() + self.one7.val();
+        }
+        if !self.rdr.m_err_valid.val() & self.rd_err_ins.val() {
+            self.rd_err_n.d.next = self.rd_err_n.q.val() - self.one7.val();
+        }
+        // The slice's beat: its failure goes to `ro` once (a pulse), then its record.
+        self.rd_err_now.next =
+            self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.rd_err_done.q.val();
+        self.ro.s_rd_err.next = self.rd_err_now.val();
+        self.ro.s_rd_valid.next = self.sk_pkt.m_valid.val() & self.sk_pkt.m_last.val();
+        self.ro.s_rd_data.next = self.sk_pkt.m_data.val();
+        self.sk_pkt.m_ready.next = !self.sk_pkt.m_last.val() | self.ro.s_rd_ready.val();
+        self.rd_err_done.d.next =
+            self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.sk_pkt.m_ready.val();
         self.sk_pay.s_valid.next = self.rdr.m_pay_tvalid.val();
         self.sk_pay.s_data.next = self.rdr.m_pay_tdata.val();
         self.sk_pay.s_last.next = self.rdr.m_pay_tlast.val();
         self.sk_pay.s_err.next = false;
         self.rdr.m_pay_tready.next = self.sk_pay.s_ready.val();
-        self.arb_rsp.s_req_pay_tdata.next = self.sk_pay.m_data.val();
-        self.arb_rsp.s_req_pay_tlast.next = self.sk_pay.m_last.val();
-        self.arb_rsp.s_req_pay_tvalid.next = self.sk_pay.m_valid.val();
-        self.sk_pay.m_ready.next = self.arb_rsp.s_req_pay_tready.val();
+        self.sk_rsp.s_valid.next = self.ro.m_pkt_valid.val();
+        self.sk_rsp.s_data.next = self.ro.m_pkt_data.val();
+        self.sk_rsp.s_last.next = false;
+        self.sk_rsp.s_err.next = false;
+        self.ro.m_pkt_ready.next = self.sk_rsp.s_ready.val();
+        self.tx.s_rsp_pkt_valid.next = self.sk_rsp.m_valid.val();
+        self.tx.s_rsp_pkt_data.next = self.sk_rsp.m_data.val();
+        self.sk_rsp.m_ready.next = self.tx.s_rsp_pkt_ready.val();
+        self.unused_sk_rsp_m_last.next = self.sk_rsp.m_last.val();
+        self.unused_sk_rsp_m_err.next = self.sk_rsp.m_err.val();
+        // READ payloads follow their records (only READ records have a payload).
+        self.tx.s_rsp_pay_tdata.next = self.sk_pay.m_data.val();
+        self.tx.s_rsp_pay_tlast.next = self.sk_pay.m_last.val();
+        self.tx.s_rsp_pay_tvalid.next = self.sk_pay.m_valid.val();
+        self.sk_pay.m_ready.next = self.tx.s_rsp_pay_tready.val();
         self.unused_sk_pay_m_err.next = self.sk_pay.m_err.val();
-        self.tx.s_rsp_pkt_valid.next = self.arb_rsp.m_pkt_valid.val();
-        self.tx.s_rsp_pkt_data.next = self.arb_rsp.m_pkt_data.val();
-        self.arb_rsp.m_pkt_ready.next = self.tx.s_rsp_pkt_ready.val();
-        self.tx.s_rsp_pay_tdata.next = self.arb_rsp.m_pay_tdata.val();
-        self.tx.s_rsp_pay_tlast.next = self.arb_rsp.m_pay_tlast.val();
-        self.tx.s_rsp_pay_tvalid.next = self.arb_rsp.m_pay_tvalid.val();
-        self.arb_rsp.m_pay_tready.next = self.tx.s_rsp_pay_tready.val();
         // The requester's records and payloads: TxPath's request source (after responses).
         self.sk_rq_pkt.s_valid.next = self.req.m_pkt_valid.val();
         self.sk_rq_pkt.s_data.next = self.req.m_pkt_data.val();
@@ -1574,6 +1631,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.mr_req_own.d.next = false;
             self.qe_pend.d.next = false;
             self.qe_busy.d.next = false;
+            self.rd_err_n.d.next = self.zero7.val();
+            self.rd_err_done.d.next = false;
         }
     }
 }

@@ -1,7 +1,6 @@
 //! `JobSlice`: a register slice on a valid/ready handshake whose data the source holds
-//! (no data register): meant for each of ReadResp's and AtomicUnit's job inputs, behind
-//! [`RspOrder`](crate::rsp_order::RspOrder)'s gates (not wired in the engine yet; see
-//! RspOrder's docs).
+//! (no data register): on each of ReadResp's and AtomicUnit's job inputs in the engine,
+//! behind [`RspOrder`](crate::rsp_order::RspOrder)'s gates (see RspOrder's docs).
 //!
 //! ```text
 //!  s_valid --> [armed] --> m_valid      (the destination reads the source's data)

@@ -299,11 +299,13 @@ pub enum Design {
     ReadResp,
     /// The responder's atomics and replay cache ([`atomic_unit::AtomicUnit`], 256 QPs).
     AtomicUnit,
+    /// The responder's responses in decision order ([`rsp_order::RspOrder`]).
+    RspOrder,
 }
 
 impl Design {
     /// Every design, the default first.
-    pub const ALL: [Design; 22] = [
+    pub const ALL: [Design; 23] = [
         Design::Engine,
         Design::IcrcCheck,
         Design::IcrcGenerate,
@@ -326,6 +328,7 @@ impl Design {
         Design::WqeFetch,
         Design::ReadResp,
         Design::AtomicUnit,
+        Design::RspOrder,
     ];
 
     /// The name the generator's `--top` option takes.
@@ -353,6 +356,7 @@ impl Design {
             Design::WqeFetch => "wqe-fetch",
             Design::ReadResp => "read-resp",
             Design::AtomicUnit => "atomic-unit",
+            Design::RspOrder => "rsp-order",
         }
     }
 
@@ -409,6 +413,7 @@ impl Design {
             Design::AtomicUnit => {
                 generate_verilog(&mut atomic_unit::AtomicUnit::<QP_LOG, { QP_LOG + 4 }>::default())
             }
+            Design::RspOrder => generate_verilog(&mut rsp_order::RspOrder::new()),
         }
     }
 }

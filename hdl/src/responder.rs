@@ -68,8 +68,9 @@
 //! - With reports arriving after later packets of the same QP were executed, the atomic's
 //!   give-back of ePSN / MSN is approximate (the model is sequential; the QP errors anyway).
 //! - The read-modify-write of `qps` is not interlocked with a MODIFY_QP of the same QP.
-//! - Responses of one QP are not held in PSN order across the sources: an ACK record can
-//!   leave before the packets of an earlier READ still being read from host memory.
+//! - Responses are not held in PSN order across the sources here: an ACK record can be
+//!   offered before the packets of an earlier READ are read from host memory. The engine
+//!   orders them ([`RspOrder`](crate::rsp_order::RspOrder), fed by this block's hand-outs).
 //!
 //! # Throughput
 //!

@@ -63,21 +63,23 @@
 //!   can follow each other every cycle (a tag whose ACK record is still in the RAM's read
 //!   register costs one cycle).
 //!
+//! # In the engine
+//!
+//! Wired between the three sources and `TxPath`'s response source (engine `ro`). Wired
+//! straight onto the units, Verilator `-Wall` reports UNOPTFLAT (it sees each block's
+//! `always` as one vertex: an input it reads feeds every output it writes), so:
+//! - a [`JobSlice`](crate::job_slice::JobSlice) (register outputs both ways, the data held
+//!   by the responder) between each `m_*job_*` / `m_rep_*` handshake and its unit;
+//! - a [`Skid`](crate::skid::Skid) on ReadResp's records (`sk_pkt`) that carries ReadResp's
+//!   failure pulse in band: a beat is a record (`last` lane) and/or a failure that comes
+//!   before it (`err` lane), given to `s_rd_err` once before the beat's record, so a failed
+//!   job's records still in the slice go before its tag is popped. A pulse that meets a
+//!   full slice waits in a counter and holds ReadResp's records back;
+//! - a `Skid` on `m_pkt_*` into `TxPath` (`sk_rsp`); AtomicUnit's records and pulses and
+//!   the ACK records come straight in.
+//!
 //! # Not done
 //!
-//! - **Not wired into the engine yet.** Wired straight onto ReadResp's record and job ports
-//!   and AtomicUnit's job ports, Verilator `-Wall` reports UNOPTFLAT (Verilator 5.006 sees
-//!   each block's `always` as one vertex: an input it reads feeds every output it writes).
-//!   Tried (helper H11; the engine diff is in its report, not on the branch): the two `TxArbiter`s replaced by this block, its
-//!   output through a `Skid` into `TxPath`, a [`JobSlice`](crate::job_slice::JobSlice)
-//!   (register outputs both ways, the data held by the responder) on each of the three
-//!   job handshakes, the failure and replay-miss pulses straight in. The job loops
-//!   (`rdr.s_job_ready`, `atom.s_job_ready`, `atom.s_replay_ready`) are gone with the
-//!   slices; one loop is left: `rdr.m_pkt_valid` -> this block -> `s_rd_ready` ->
-//!   ReadResp. A register slice on ReadResp's records is the next step, and then the
-//!   failure pulse must travel in band (the slice's `err` lane, with a one-entry latch
-//!   for a pulse that meets a record or a full slice) so that a failed job's records
-//!   still in the slice go before its tag is popped.
 //! - Order is global (as the model's one queue), not per QP: a QP's READ holds back later
 //!   responses of every QP.
 //! - A READ or atomic whose DMA fails: the responder's NAK is decided (and queued) when the

@@ -198,8 +198,8 @@ fn every_engine_size_lints_clean() {
 
 /// The engine's storage as yosys' front end sees it (`gates::Structure`), recorded at
 /// both build sizes in docs/hdl.md and held within [`ENGINE_MARGIN`] both ways.
-const ENGINE_DEFAULT_MEMORY_BITS: u64 = 2_230_832;
-const ENGINE_LARGE_MEMORY_BITS: u64 = 10_453_168;
+const ENGINE_DEFAULT_MEMORY_BITS: u64 = 2_253_776;
+const ENGINE_LARGE_MEMORY_BITS: u64 = 10_514_512;
 /// BRAM36 data plus parity bits: the unit the large build's extra memory is counted in.
 const BRAM36_BITS: u64 = 36 * 1024;
 /// How many more register bits the large build may have: only the QP and MR index

@@ -2,10 +2,8 @@
 //! the driver on two model NICs and on a pair with the Verilated RTL engine in it, and the
 //! two runs must agree.
 //!
-//! Every op of a case is issued by A, at PMTU 256..4096, of up to 64 KiB; SENDs and
-//! WRITEs go back to back over several QPs, and a case with a READ or an atomic runs one
-//! message at a time on one QP (the RTL's responses are not yet in PSN order:
-//! [`pipelined_unless_ordered`]). The RTL engine is either the **responder** (B) of a
+//! Every op of a case is issued by A, at PMTU 256..4096, of up to 64 KiB, back to back
+//! over several QPs ([`all_from_a`]). The RTL engine is either the **responder** (B) of a
 //! model requester or the **requester** (A) of a model responder (two RTL engines, and
 //! faults, come when the requester recovers from them). The engine is slower than line
 //! rate; its RX buffer asks the link for a pause (PFC) before it would drop a frame, so
@@ -111,7 +109,7 @@ fn diff_op() -> impl Strategy<Value = Op> {
 
 /// A fault-free case of up to 8 ops of up to 64 KiB, all issued by A, sometimes with one
 /// request that must fail a protection check, at PMTU 256..4096
-/// ([`pipelined_unless_ordered`]).
+/// ([`all_from_a`]).
 fn a_issues_everything() -> impl Strategy<Value = Case> {
     (
         base(
@@ -122,33 +120,19 @@ fn a_issues_everything() -> impl Strategy<Value = Case> {
         prop::option::weighted(0.2, (0u8..6, inject())),
     )
         .prop_map(|(mut c, inject)| {
-            pipelined_unless_ordered(&mut c);
+            all_from_a(&mut c);
             c.inject = inject;
             c
         })
 }
 
-/// Makes A issue every op. A case with a READ or an atomic runs on QP 0 one message at a
-/// time (an SQ of one entry): the RTL's responses are not yet in PSN order, so an ACK can
-/// overtake an earlier READ's responses (`the_rtl_engine_sends_responses_in_psn_order` in
-/// driver/tests/rtl.rs, ignored; docs/rtl-architecture.md, "Not yet", item 3). SENDs and
-/// WRITEs keep their QPs and queue depths: back to back, faster than the RTL responder
-/// takes them, so its RX buffer pauses the link.
-fn pipelined_unless_ordered(c: &mut Case) {
-    let ordered = c.ops.iter().any(|op| {
-        matches!(
-            op,
-            Op::Read { .. } | Op::CmpSwap { .. } | Op::FetchAdd { .. }
-        )
-    });
+/// Makes A issue every op; the ops keep their QPs and queue depths, so messages go back
+/// to back, faster than the RTL takes them (its RX buffer pauses the link), and READ
+/// responses and atomic ACKs interleave with later requests' ACKs (in PSN order: the
+/// RTL's `RspOrder`).
+fn all_from_a(c: &mut Case) {
     for op in &mut c.ops {
         *op.from_mut() = Side::A;
-        if ordered {
-            *op.qp_mut() = 0;
-        }
-    }
-    if ordered {
-        c.sq_depth = 1;
     }
 }
 
@@ -262,7 +246,7 @@ fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
 }
 
 /// A fault-free case of up to 8 ops of up to 64 KiB, all issued by A, at PMTU 256..4096
-/// ([`pipelined_unless_ordered`]), with no request that fails: the RTL requester's cases.
+/// ([`all_from_a`]), with no request that fails: the RTL requester's cases.
 /// (No failing request: the RTL requester does not flush its send queue after an error
 /// yet.)
 fn a_sends_without_errors() -> impl Strategy<Value = Case> {
@@ -272,7 +256,7 @@ fn a_sends_without_errors() -> impl Strategy<Value = Case> {
         Just(64u32),
     )
     .prop_map(|mut c| {
-        pipelined_unless_ordered(&mut c);
+        all_from_a(&mut c);
         c
     })
 }
