@@ -3,11 +3,14 @@
 //!
 //! ```text
 //!  s_sq_db --> read qpc, qpa, qpr --> qpr.sq_pi written
-//!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end)
+//!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end,
+//!     the cursor held at the window's edge) --> held cursor back in the window? --> the
+//!     go-back-N walk from it (below)
 //!     --> eligible? --> WqeFetch --> window / max_rd_atomic / FENCE --> validate_wqe
 //!     (opcode, inline, SGEs, lengths, lkey through MrCheck) --> op appended to the ring
-//!     --> Segmenter job (first PSN = next_psn, start_pkt 0) --> qpr written (sq_fetch,
-//!     next_psn) --> the same QP again while it has work
+//!     --> Segmenter job (first PSN = next_psn, start_pkt 0, stop at una + WINDOW)
+//!     --> qpr written (sq_fetch, next_psn; the cursor held if the job was cut)
+//!     --> the same QP again while it has work
 //!  a WQE failing validation: error op appended (or, at the head of the SQ, its CQE at
 //!  once on m_cqe and the QP-error pulse); the QP stops fetching
 //!  Segmenter m_sent pulses --> sent_end (own RAM, copied into qpr at the next write-back)
@@ -28,6 +31,14 @@
 //!
 //! # What the transmit half matches in the model (`model/src/requester.rs`)
 //!
+//! - The window (`max_outstanding_psns` = [`WINDOW`]) per packet, as `build_packet`: an
+//!   op starts once its first packet (a READ: its request) lies below `una + WINDOW`; a
+//!   SEND/WRITE reaching past that edge is sent up to it (the Segmenter's `stop_psn`) and
+//!   the transmit cursor is held there (`tp_v`, `tp_psn`: own RAM per QP). Nothing is
+//!   fetched while it is held (as the model builds packets before it fetches). When a
+//!   visit finds the held PSN back inside the window (the ACKs moved `una`), the go-back-N
+//!   walk below sends from it: the rest of that op and every later op, each job again cut
+//!   at the edge. A go-back-N walk stops the same way at the edge.
 //! - Doorbells set `sq_pi` (a read-modify-write of `qpr`); the doorbell's QP is then
 //!   served at once.
 //! - `fetch_wqe`: only in RTS, not `stopped`, `sq_fetch != sq_pi`; a READ/atomic waits
@@ -122,7 +133,10 @@
 //! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
 //! errors, `next_psn` and the ring compared each round, and every fetch held back must be
 //! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
-//! limit are not reached there. `requester::diff::responses_match_the_model` adds a
+//! limit are not reached there. `requester::diff::long_message_matches_the_model` sends a
+//! WRITE of 1100+ packets at PMTU 256 with the responses held back at first: exactly the
+//! window's 1024 packets leave, the rest as the ACKs come (frames byte for byte).
+//! `requester::diff::responses_match_the_model` adds a
 //! responder model as the peer of each side (up to 32 WQEs a round: the ring fills).
 //! `requester::diff::faults_match_the_model` puts a seeded fault rule on both sides' links
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
@@ -134,10 +148,6 @@
 //!
 //! # Differences and what is not done
 //!
-//! - The window (`max_outstanding_psns` = 1024) is applied per job: a job starts only when
-//!   all of its packets lie within the window (a READ: its request's PSN); the model sends
-//!   a message's first packets as soon as each fits. Without ACKs the model then sends a
-//!   prefix of such a message and the RTL nothing of it.
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
 //!   With responses the block fetches the 17th WQE once the oldest op retires; the order
 //!   of frames and completions per QP is the model's.
@@ -446,6 +456,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rwp_ram: RAM<Bits<24>, QA>,
     sent_okx: RAM<Bit, QA>,
     sent_mx: RAM<Bits<24>, QA>,
+    /// The transmit cursor held at the window's edge (valid, PSN per QP): packets from
+    /// that PSN on (the rest of its op and every later op) are not sent yet.
+    tpv_ram: RAM<Bit, QA>,
+    tpp_ram: RAM<Bits<24>, QA>,
     qpc_u: QpcFields,
     qpa_u: QpaFields,
     qpr_u: QprFields,
@@ -502,6 +516,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rt_start: DFF<Bits<24>>,
     rt_pmtu: DFF<Bits<3>>,
     rt_npsn: DFF<Bits<24>>,
+    rt_rdl: DFF<Bit>,
+    tp_v: DFF<Bit>,
+    tp_psn: DFF<Bits<24>>,
+    tpw: DFF<Bit>,
     mode_rt: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
@@ -581,6 +599,16 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rt_in: Signal<Local, Bit>,
     rt_before: Signal<Local, Bit>,
     rt_send: Signal<Local, Bit>,
+    rt_s: Signal<Local, Bits<24>>,
+    rt_sp: Signal<Local, Bits<24>>,
+    rt_spo: Signal<Local, Bits<24>>,
+    rt_ok: Signal<Local, Bit>,
+    rt_end: Signal<Local, Bits<24>>,
+    rt_cut: Signal<Local, Bit>,
+    stop_psn: Signal<Local, Bits<24>>,
+    cut: Signal<Local, Bit>,
+    tp_off: Signal<Local, Bits<24>>,
+    resume: Signal<Local, Bit>,
     s_base: Signal<Local, Bits<24>>,
     s_base_ok: Signal<Local, Bit>,
     s_diff: Signal<Local, Bits<24>>,
@@ -919,6 +947,10 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rt_start: Default::default(),
             rt_pmtu: Default::default(),
             rt_npsn: Default::default(),
+            rt_rdl: Default::default(),
+            tp_v: Default::default(),
+            tp_psn: Default::default(),
+            tpw: Default::default(),
             mode_rt: Default::default(),
             s1_v: Default::default(),
             s1_q: Default::default(),
@@ -930,6 +962,16 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rt_in: Default::default(),
             rt_before: Default::default(),
             rt_send: Default::default(),
+            rt_s: Default::default(),
+            rt_sp: Default::default(),
+            rt_spo: Default::default(),
+            rt_ok: Default::default(),
+            rt_end: Default::default(),
+            rt_cut: Default::default(),
+            stop_psn: Default::default(),
+            cut: Default::default(),
+            tp_off: Default::default(),
+            resume: Default::default(),
             s_base: Default::default(),
             s_base_ok: Default::default(),
             s_diff: Default::default(),
@@ -967,6 +1009,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rwp_ram: Default::default(),
             sent_okx: Default::default(),
             sent_mx: Default::default(),
+            tpv_ram: Default::default(),
+            tpp_ram: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
             qpr_u: Default::default(),
@@ -1267,6 +1311,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             rt_start,
             rt_pmtu,
             rt_npsn,
+            rt_rdl,
+            tp_v,
+            tp_psn,
+            tpw,
             mode_rt,
             s1_v,
             s1_q,
@@ -1297,6 +1345,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.sent_okx.write_clock.next = self.clock.val();
         self.sent_mx.read_clock.next = self.clock.val();
         self.sent_mx.write_clock.next = self.clock.val();
+        self.tpv_ram.read_clock.next = self.clock.val();
+        self.tpv_ram.write_clock.next = self.clock.val();
+        self.tpp_ram.read_clock.next = self.clock.val();
+        self.tpp_ram.write_clock.next = self.clock.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
         self.qpc_u.x.next = self.s_qpc_rd_data.val();
@@ -1433,21 +1485,29 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         self.blocked.next = (self.rd_like.val() & (self.rd_cnt.q.val() >= self.limit.val()))
             | (self.fence.val() & (self.rd_cnt.q.val() != self.k_zero5.val()));
-        // The window: every packet of the job within WINDOW PSNs of una (a READ sends one).
-        // (24 bits: with wdiff and npsn both at most WINDOW the sum cannot wrap.)
+        // The window, per packet (the model's build_packet): an op starts when its first
+        // packet lies within WINDOW PSNs of una; a SEND/WRITE whose last packet does not is
+        // cut at the window's edge (`cut`: the job stops there, the cursor is kept). A READ
+        // sends one request. (24 bits: wdiff < WINDOW and npsn < 2^23 cannot wrap.)
         self.wdiff.next = self.next_psn.q.val() - self.una_psn.q.val();
         self.wsum.next = self.wdiff.val() + self.npsn.val() - self.k_one24.val();
-        self.fits.next = (self.wdiff.val() < self.k_window.val())
-            & (self.npsn.val() <= self.k_window.val())
-            & (self.wsum.val() < self.k_window.val());
-        if self.rd_like.val() {
-            self.fits.next = self.wdiff.val() < self.k_window.val();
-        }
+        self.fits.next = self.wdiff.val() < self.k_window.val();
+        self.stop_psn.next = self.una_psn.q.val() + self.k_window.val();
+        self.cut.next = !self.rd_like.val() & (self.wsum.val() >= self.k_window.val());
+        // a cursor held at the window's edge goes on once the window has moved
+        self.tp_off.next = self.tp_psn.q.val() - self.una_psn.q.val();
+        self.resume.next = self.tp_v.q.val()
+            & self.present.q.val()
+            & ((self.qp_state.q.val() == self.k_rts.val())
+                | (self.qp_state.q.val() == self.k_sqd.val()))
+            & !self.stopped.q.val()
+            & ((self.tp_off.val() < self.k_window.val()) | self.tp_off.val().get_bit(23));
         self.at_head.next = self.sq_ci.q.val() == self.sq_fetch.q.val();
         self.eligible.next = self.present.q.val()
             & (self.qp_state.q.val() == self.k_rts.val())
             & (self.pmtu.q.val() != self.k_zero3.val())
             & !self.stopped.q.val()
+            & !self.tp_v.q.val()
             & (self.sq_fetch.q.val() != self.sq_pi.q.val())
             & ((self.sq_fetch.q.val() - self.sq_ci.q.val()) < self.k_slot_max.val());
 
@@ -1551,6 +1611,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.seg.s_job_first_psn.next = self.next_psn.q.val();
         self.seg.s_job_pmtu.next = self.pmtu.q.val();
         self.seg.s_job_start_pkt.next = self.k_zero24.val();
+        self.seg.s_job_stop_psn.next = self.stop_psn.val();
         if self.state.q.val() == self.k_rt_job.val() {
             self.seg.s_job_first_psn.next = self.rt_first.q.val();
             self.seg.s_job_pmtu.next = self.rt_pmtu.q.val();
@@ -1626,10 +1687,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // ---- per-QP bookkeeping: stopped, outstanding READ/atomic ops ----
         self.clr_take.next = self.s_qp_clr_valid.val()
             & (self.state.q.val() == self.k_idle.val())
+            & !self.tpw.q.val()
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
             & !self.s1_v.q.val();
         self.s_qp_clr_ready.next = (self.state.q.val() == self.k_idle.val())
+            & !self.tpw.q.val()
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
             & !self.s1_v.q.val();
@@ -1654,6 +1717,19 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
         self.rwp_ram.write_enable.next =
             (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+        self.tpv_ram.read_address.next = self.qpn.q.val();
+        self.tpp_ram.read_address.next = self.qpn.q.val();
+        self.tpv_ram.write_address.next = self.qpn.q.val();
+        self.tpp_ram.write_address.next = self.qpn.q.val();
+        self.tpv_ram.write_data.next = self.tp_v.q.val();
+        self.tpp_ram.write_data.next = self.tp_psn.q.val();
+        self.tpv_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val())
+            | self.tpw.q.val();
+        self.tpp_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val())
+            | self.tpw.q.val();
+        self.tpw.d.next = false;
         if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
             self.stop_ram.write_address.next = self.serr_qpn.q.val();
             self.stop_ram.write_data.next = true;
@@ -1675,6 +1751,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwv_ram.write_address.next = self.s_qp_clr_qpn.val();
             self.rwv_ram.write_data.next = false;
             self.rwv_ram.write_enable.next = true;
+            self.tpv_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.tpv_ram.write_data.next = false;
+            self.tpv_ram.write_enable.next = true;
             self.fw_v.d.next = false;
         }
 
@@ -1835,6 +1914,22 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rt_before.next = self.rt_d.val().get_bit(23);
         self.rt_send.next = (self.op_u.done.val() == self.k_zero1.val())
             & (self.rt_in.val() | self.rt_before.val());
+        // its first packet (rt_s = the start_pkt the job gets) must lie in the window
+        self.rt_s.next = self.k_zero24.val();
+        if self.rt_in.val() {
+            self.rt_s.next = self.rt_d.val();
+        }
+        if self.op_u.kind.val() == self.k_kind_read.val() {
+            self.rt_s.next = self.op_u.resp.val();
+        }
+        self.rt_sp.next = self.op_u.first_psn.val() + self.rt_s.val();
+        self.rt_spo.next = self.rt_sp.val() - self.una_psn.q.val();
+        self.rt_ok.next = (self.rt_spo.val() < self.k_window.val()) | self.rt_spo.val().get_bit(23);
+        // a SEND/WRITE job ending past the window's edge was cut there
+        self.rt_end.next = self.rt_first.q.val() + self.rt_npsn.q.val() - self.una_psn.q.val();
+        self.rt_cut.next = !self.rt_rdl.q.val()
+            & !self.rt_end.val().get_bit(23)
+            & (self.rt_end.val() > self.k_window.val());
         self.p_hit.next = self.pidx.q.val() < self.l_upto.q.val();
         self.p_f0.next = self.l_f0v.q.val() & (self.pidx.q.val() == self.l_f0op.q.val());
         self.p_f1.next = self.l_f1v.q.val() & (self.pidx.q.val() == self.l_f1op.q.val());
@@ -2013,6 +2108,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rd_cnt.d.next = self.rdc_ram.read_data.val();
             self.rwd_v.d.next = self.rwv_ram.read_data.val();
             self.rwd.d.next = self.rwp_ram.read_data.val();
+            self.tp_v.d.next = self.tpv_ram.read_data.val();
+            self.tp_psn.d.next = self.tpp_ram.read_data.val();
             self.state.d.next = self.k_decide.val();
             if self.mode_db.q.val() {
                 self.state.d.next = self.k_wr_db.val();
@@ -2028,6 +2125,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_idle.val();
             if self.eligible.val() {
                 self.state.d.next = self.k_fetch.val();
+            }
+            if self.resume.val() {
+                // the packets held at the window's edge (the go-back-N walk from there)
+                self.rtx_psn.d.next = self.tp_psn.q.val();
+                self.rtx_idx.d.next = self.sq_ci.q.val();
+                self.state.d.next = self.k_rt_rd.val();
             }
         }
         if (self.state.q.val() == self.k_fetch.val()) & self.fetch.s_req_ready.val() {
@@ -2118,6 +2221,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if self.rd_like.val() & !self.is_err.q.val() {
                 self.rd_cnt.d.next = self.rd_cnt.q.val() + self.k_one5.val();
             }
+            if (self.state.q.val() == self.k_job.val()) & self.cut.val() {
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.stop_psn.val();
+            }
             self.state.d.next = self.k_wqpr.val();
         }
         if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
@@ -2134,11 +2241,23 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if self.state.q.val() == self.k_rt_rd.val() {
             self.state.d.next = self.k_rt_chk.val();
             if self.rtx_idx.q.val() == self.sq_fetch.q.val() {
+                // everything sent: no cursor held; the QP again (fetch goes on)
+                self.tp_v.d.next = false;
+                self.tpw.d.next = true;
+                self.again.d.next = true;
                 self.state.d.next = self.k_idle.val();
             }
         }
         if self.state.q.val() == self.k_rt_chk.val() {
-            if self.rt_send.val() {
+            if self.rt_send.val() & !self.rt_ok.val() {
+                // its first packet past the window's edge: the cursor is held there
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.rt_sp.val();
+                self.tpw.d.next = true;
+                self.state.d.next = self.k_idle.val();
+            } else if self.rt_send.val() {
+                self.rt_rdl.d.next = (self.op_u.kind.val() == self.k_kind_read.val())
+                    | (self.op_u.kind.val() == self.k_kind_atomic.val());
                 self.rt_first.d.next = self.op_u.first_psn.val();
                 self.rt_pmtu.d.next = self.op_u.pmtu.val();
                 self.rt_npsn.d.next = self.op_u.npsn.val();
@@ -2162,6 +2281,13 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rtx_psn.d.next = self.rt_first.q.val() + self.rt_npsn.q.val();
             self.mode_rt.d.next = false;
             self.state.d.next = self.k_rt_rd.val();
+            if self.rt_cut.val() {
+                // the job stopped at the window's edge: the cursor is held there
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.stop_psn.val();
+                self.tpw.d.next = true;
+                self.state.d.next = self.k_idle.val();
+            }
         }
 
         // ---- the receive half: the sequence (the model's requester_rx) ----
@@ -2355,6 +2481,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_rt.d.next = false;
             self.s1_v.d.next = false;
             self.fw_v.d.next = false;
+            self.tpw.d.next = false;
         }
     }
 }
