@@ -117,14 +117,34 @@
 //! rewind PSNs, `una` or a READ's waiting PSN, always lie in or before an unfinished op).
 //! The whole retransmission runs in one visit of the QP (responses wait).
 //!
-//! Not done in the receive half: the ACK timer (`QpTimers` arm/clear, its expiry:
-//! `use_retry` + rewind from `una`, RETRY_EXC_ERR when retries are out), the RNR wait
-//! (`m_rnr_wait`: `QpTimers` kind RNR, then the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR),
-//! so a lost request or response (with nothing after it) or an RNR NAK is not recovered as
-//! the model does; the `Retransmits` counter (no port; the bench counts retransmitted
-//! frames itself). A READ response for the op is written only when it is in order (the
-//! decision's delivery). Also not done: the WR_FLUSH_ERR flush when the QP enters the
-//! error state.
+//! A go-back-N walk also runs when the QP is `stopped` (a WQE failed validation behind
+//! outstanding ops, or an op failed by a NAK): the model's cursor still rewinds then; it
+//! does not after an error op retired in the same visit (the QP is in error).
+//!
+//! # The ACK timer (`QpTimers`, one deadline per QP)
+//!
+//! ```text
+//!  a visit's write-back (qpr): ring empty --> disarm; else a job started, a progress
+//!     (delivery), the decision's ARM, a timeout's rewind --> arm (1024 << qpa.timeout
+//!     cycles); else the decision's CLEAR --> disarm; else left alone. A QP clear disarms.
+//!  fire (in IDLE, after responses) --> read qpc, qpa, qpr --> S_TO: ops outstanding and
+//!     RTS/SQD? (AckTimeouts) --> retry_left > 0: retry_left - 1, rewound_to = una,
+//!     rewind to una (go-back-N after the write-back), re-armed
+//!     --> out of retries: the head op (the oldest unfinished) failed RETRY_EXC_ERR
+//!     (S_TO_RD / S_TO_WR), retired: its CQE, the QP-error pulse
+//! ```
+//!
+//! The model's `fire_timers` / `use_retry` / `rewind`. Differences (timing only): the
+//! model arms on the first request *sent* when unarmed; here a job's start re-arms (a
+//! deadline may be pushed out while jobs keep starting), and a timer fires up to one scan
+//! round (256 cycles) after its deadline. `m_cnt_retransmits` pulses for each record taken
+//! at a PSN before `sent_end` (the model's Retransmits), `m_cnt_ack_timeouts` at S_TO.
+//!
+//! Not done in the receive half: the RNR wait (`m_rnr_wait`: `QpTimers` kind RNR, then
+//! the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR), so an RNR NAK is not recovered as the
+//! model does (no timer of kind RNR is armed). A READ response for the op
+//! is written only when it is in order (the decision's delivery). Also not done: the
+//! WR_FLUSH_ERR flush when the QP enters the error state.
 //!
 //! # How it is held to the model
 //!
@@ -144,15 +164,16 @@
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
 //! NAKs required. Known failure, not found yet: with seed 0xfa170000 the RTL leaves a QP
 //! with unfinished ops where the model recovers (`fault_seed_0xfa170000_is_not_recovered`,
-//! ignored).
+//! ignored). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
+//! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
+//! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
 //!
 //! # Differences and what is not done
 //!
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
 //!   With responses the block fetches the 17th WQE once the oldest op retires; the order
 //!   of frames and completions per QP is the model's.
-//! - The receive half's fault paths not done (see above): `QpTimers` (the ACK timer),
-//!   RNR waits.
+//! - The receive half's RNR waits are not done (see above).
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
@@ -169,6 +190,7 @@ use crate::ctx_tables::{
 };
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
+use crate::qp_timers::{QpTimers, TIME_BITS};
 use crate::req_rx_check::{
     ReqRxCheck, CUR_REWIND, KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS,
 };
@@ -201,7 +223,7 @@ crate::unpack_fields!(
 crate::unpack_fields!(
     /// The attributes the requester reads.
     QpaFields, qpa_layout; state: 3, pmtu: 3, dest_qpn: 24, dest_mac: 48, dest_ip: 32,
-    udp_sport: 16, retry_cnt: 3, rnr_retry: 3, max_rd_atomic: 5
+    udp_sport: 16, timeout: 5, retry_cnt: 3, rnr_retry: 3, max_rd_atomic: 5
 );
 crate::unpack_fields!(
     /// The requester state.
@@ -247,6 +269,11 @@ const S_RET_CQE: u64 = 33;
 const S_RT_RD: u64 = 34;
 const S_RT_CHK: u64 = 35;
 const S_RT_JOB: u64 = 36;
+const S_TO: u64 = 37;
+const S_TO_RD: u64 = 38;
+const S_TO_WR: u64 = 39;
+/// `ibv_wc_status` RETRY_EXC_ERR.
+const ST_RETRY_EXC: u64 = 12;
 
 /// `m_rx_cnt_code` of a response for a QP that cannot take it (UnknownQpDrops); the other
 /// codes are [`ReqRxCheck`]'s `CNT_*`.
@@ -376,6 +403,13 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// or a READ/atomic result could not be written.
     pub m_cnt_dma_faults: Signal<Out, Bit>,
     pub m_cnt_qpn: Signal<Out, Bits<QA>>,
+    /// AckTimeouts (pulse; QP on `m_cnt_qpn`): the ACK timer of a QP with ops outstanding
+    /// expired.
+    pub m_cnt_ack_timeouts: Signal<Out, Bit>,
+    /// Retransmits (pulse): a request record taken whose PSN was sent before (the model's
+    /// `note_request_sent`), QP `m_cnt_rtx_qpn`.
+    pub m_cnt_retransmits: Signal<Out, Bit>,
+    pub m_cnt_rtx_qpn: Signal<Out, Bits<QA>>,
 
     /// Responses to our requests (the RX front end's header records of ACKs, NAKs, READ
     /// responses and atomic ACKs): the BTH's destination QP, opcode and PSN, the AETH's
@@ -445,6 +479,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     st8b: Cat<3, 5, 8>,
     fetch: WqeFetch<QA>,
     seg: Segmenter<QA>,
+    tmr: QpTimers<QA>,
     ring: RAM<OpEntry, RA>,
     stop_ram: RAM<Bit, QA>,
     rdc_ram: RAM<Bits<5>, QA>,
@@ -520,6 +555,11 @@ pub struct Requester<const QA: usize, const RA: usize> {
     tp_v: DFF<Bit>,
     tp_psn: DFF<Bits<24>>,
     tpw: DFF<Bit>,
+    /// The ACK timer: a visit of a fired timer; arm / clear at the write-back.
+    mode_to: DFF<Bit>,
+    tm_arm: DFF<Bit>,
+    tm_clr: DFF<Bit>,
+    timeout: DFF<Bits<5>>,
     mode_rt: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
@@ -609,6 +649,11 @@ pub struct Requester<const QA: usize, const RA: usize> {
     cut: Signal<Local, Bit>,
     tp_off: Signal<Local, Bits<24>>,
     resume: Signal<Local, Bit>,
+    fire_take: Signal<Local, Bit>,
+    to_ok: Signal<Local, Bit>,
+    rtx_pulse: Signal<Local, Bit>,
+    unused_fire_kind: Signal<Local, Bit>,
+    unused_set_ready: Signal<Local, Bit>,
     s_base: Signal<Local, Bits<24>>,
     s_base_ok: Signal<Local, Bit>,
     s_diff: Signal<Local, Bits<24>>,
@@ -672,6 +717,14 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_rt_rd: Constant<Bits<6>>,
     k_rt_chk: Constant<Bits<6>>,
     k_rt_job: Constant<Bits<6>>,
+    k_to: Constant<Bits<6>>,
+    k_to_rd: Constant<Bits<6>>,
+    k_to_wr: Constant<Bits<6>>,
+    k_st_retry_exc: Constant<Bits<8>>,
+    k_one3: Constant<Bits<3>>,
+    k_tmo_base: Constant<Bits<TIME_BITS>>,
+    k_tmr_arm: Constant<Bits<2>>,
+    k_tmr_clear: Constant<Bits<2>>,
     k_cur_rewind: Constant<Bits<2>>,
     k_sqd: Constant<Bits<3>>,
     k_cnt_unk: Constant<Bits<3>>,
@@ -854,6 +907,9 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_qp_err_qpn: Default::default(),
             m_cnt_dma_faults: Default::default(),
             m_cnt_qpn: Default::default(),
+            m_cnt_ack_timeouts: Default::default(),
+            m_cnt_retransmits: Default::default(),
+            m_cnt_rtx_qpn: Default::default(),
             s_op_rd_qpn: Default::default(),
             s_op_rd_slot: Default::default(),
             m_op_wr_id: Default::default(),
@@ -951,6 +1007,10 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             tp_v: Default::default(),
             tp_psn: Default::default(),
             tpw: Default::default(),
+            mode_to: Default::default(),
+            tm_arm: Default::default(),
+            tm_clr: Default::default(),
+            timeout: Default::default(),
             mode_rt: Default::default(),
             s1_v: Default::default(),
             s1_q: Default::default(),
@@ -972,6 +1032,11 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             cut: Default::default(),
             tp_off: Default::default(),
             resume: Default::default(),
+            fire_take: Default::default(),
+            to_ok: Default::default(),
+            rtx_pulse: Default::default(),
+            unused_fire_kind: Default::default(),
+            unused_set_ready: Default::default(),
             s_base: Default::default(),
             s_base_ok: Default::default(),
             s_diff: Default::default(),
@@ -1000,6 +1065,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             unused_activate: Default::default(),
             fetch: Default::default(),
             seg: Default::default(),
+            tmr: Default::default(),
             ring: Default::default(),
             stop_ram: Default::default(),
             rdc_ram: Default::default(),
@@ -1123,6 +1189,14 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_rt_rd: k(S_RT_RD),
             k_rt_chk: k(S_RT_CHK),
             k_rt_job: k(S_RT_JOB),
+            k_to: k(S_TO),
+            k_to_rd: k(S_TO_RD),
+            k_to_wr: k(S_TO_WR),
+            k_st_retry_exc: k(ST_RETRY_EXC),
+            k_one3: k(1),
+            k_tmo_base: k(1024),
+            k_tmr_arm: k(crate::req_rx_check::TMR_ARM),
+            k_tmr_clear: k(crate::req_rx_check::TMR_CLEAR),
             k_cur_rewind: k(CUR_REWIND),
             k_sqd: k(4),
             k_cnt_unk: k(CNT_UNKNOWN_QP),
@@ -1315,6 +1389,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             tp_v,
             tp_psn,
             tpw,
+            mode_to,
+            tm_arm,
+            tm_clr,
+            timeout,
             mode_rt,
             s1_v,
             s1_q,
@@ -1323,7 +1401,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             fw_q,
             fw_val
         );
-        clock!(self, clock, fetch, seg, chk);
+        clock!(self, clock, fetch, seg, chk, tmr);
+        self.tmr.reset.next = self.reset.val();
         self.chk.reset.next = self.reset.val();
         self.fetch.reset.next = self.reset.val();
         self.seg.reset.next = self.reset.val();
@@ -1757,10 +1836,52 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.fw_v.d.next = false;
         }
 
+        // ---- the ACK timer (QpTimers): armed / re-armed or cleared at each write-back, as
+        // the visit decided; cleared with the QP; a fire taken in IDLE ----
+        // (timeout: 4.096 us * 2^timeout = 1024 << timeout cycles, the model's
+        // ack_timeout_cycles)
+        self.tmr.s_set_valid.next =
+            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+        self.tmr.s_set_qpn.next = self.qpn.q.val();
+        self.tmr.s_set_kind.next = false;
+        self.tmr.s_set_delay.next = self.k_tmo_base.val() << self.timeout.q.val();
+        self.tmr.s_set_arm.next = self.tm_arm.q.val();
+        if (self.sq_ci.q.val() == self.sq_fetch.q.val()) | !self.tm_arm.q.val() {
+            self.tmr.s_set_arm.next = false;
+            // (neither armed nor cleared by the visit: the timer is left alone)
+            if (self.sq_ci.q.val() != self.sq_fetch.q.val()) & !self.tm_clr.q.val() {
+                self.tmr.s_set_valid.next = false;
+            }
+        }
+        if self.clr_take.val() {
+            self.tmr.s_set_valid.next = true;
+            self.tmr.s_set_qpn.next = self.s_qp_clr_qpn.val();
+            self.tmr.s_set_arm.next = false;
+        }
+        self.fire_take.next = (self.state.q.val() == self.k_idle.val())
+            & !self.serr_pend.q.val()
+            & !self.s_rsp_valid.val()
+            & self.tmr.m_fire_valid.val();
+        self.tmr.m_fire_ready.next = self.fire_take.val();
+        self.unused_fire_kind.next = self.tmr.m_fire_kind.val();
+        // (a set is always taken)
+        self.unused_set_ready.next = self.tmr.s_set_ready.val();
+        self.to_ok.next = self.present.q.val()
+            & ((self.qp_state.q.val() == self.k_rts.val())
+                | (self.qp_state.q.val() == self.k_sqd.val()))
+            & (self.sq_ci.q.val() != self.sq_fetch.q.val());
+        // Retransmits: a record taken at a PSN before sent_end
+        self.rtx_pulse.next = self.s1_v.q.val()
+            & self.s_base_ok.val()
+            & ((self.s_diff.val() == self.k_zero24.val()) | self.s_diff.val().get_bit(23));
+        self.m_cnt_retransmits.next = self.rtx_pulse.val();
+        self.m_cnt_rtx_qpn.next = self.s1_q.q.val();
+
         // ---- outputs' defaults ----
         self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.serr_pend.q.val()
-            & !self.s_rsp_valid.val();
+            & !self.s_rsp_valid.val()
+            & !self.tmr.m_fire_valid.val();
         self.s_rsp_ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
         self.m_qpc_rd_valid.next = self.state.q.val() == self.k_rd_c.val();
         self.m_qpa_rd_valid.next = self.state.q.val() == self.k_rd_a.val();
@@ -1812,6 +1933,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
             | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
+        self.m_cnt_ack_timeouts.next = (self.state.q.val() == self.k_to.val()) & self.to_ok.val();
         self.m_cnt_qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
             self.m_cnt_qpn.next = self.serr_qpn.q.val();
@@ -1861,6 +1983,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.st8b.hi.next = self.k_zero3.val();
         self.st8b.lo.next = self.chk.m_fail1_status.val();
         self.unused_timer.next = self.chk.m_timer.val();
+        if self.state.q.val() == self.k_rx_dec.val() {
+            if self.chk.m_timer.val() == self.k_tmr_arm.val() {
+                self.tm_arm.d.next = true;
+            }
+            if self.chk.m_timer.val() == self.k_tmr_clear.val() {
+                self.tm_clr.d.next = true;
+            }
+        }
         self.unused_rnr_wait.next = self.chk.m_rnr_wait.val();
         self.unused_rnr_timer.next = self.chk.m_rnr_timer.val();
         self.unused_dlv_len.next = self.chk.m_dlv_len.val();
@@ -1897,6 +2027,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if (self.state.q.val() == self.k_ret_rd.val())
             | (self.state.q.val() == self.k_ret_chk.val())
             | (self.state.q.val() == self.k_ret_cqe.val())
+            | (self.state.q.val() == self.k_to_rd.val())
+            | (self.state.q.val() == self.k_to_wr.val())
         {
             self.ring_raddr.hi.next = self.qpn.q.val();
             self.ring_raddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
@@ -1965,8 +2097,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.nst.next = self.k_st_access.val();
             }
         }
+        if self.state.q.val() == self.k_to_wr.val() {
+            self.nd.next = self.k_one1.val();
+            self.nst.next = self.k_st_retry_exc.val();
+            self.nven.next = self.k_zero8.val();
+        }
         self.rx_st.next = (self.state.q.val() == self.k_rx_pass.val())
-            | (self.state.q.val() == self.k_rx_dwr.val());
+            | (self.state.q.val() == self.k_rx_dwr.val())
+            | (self.state.q.val() == self.k_to_wr.val());
         if self.rx_st.val() {
             self.op_p.wr_id.next = self.op_u.wr_id.val();
             self.op_p.signaled.next = self.op_u.signaled.val();
@@ -1985,9 +2123,13 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if self.state.q.val() == self.k_rx_dwr.val() {
                 self.ring_waddr.lo.next = self.dslot.val();
             }
+            if self.state.q.val() == self.k_to_wr.val() {
+                self.ring_waddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
+            }
         }
         if ((self.state.q.val() == self.k_rx_pass.val()) & self.wk_v.q.val())
             | (self.state.q.val() == self.k_rx_dwr.val())
+            | (self.state.q.val() == self.k_to_wr.val())
         {
             self.ring.write_enable.next = true;
         }
@@ -2026,6 +2168,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_to.d.next = false;
+            self.tm_arm.d.next = false;
+            self.tm_clr.d.next = false;
             self.rtx_act.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
@@ -2046,6 +2191,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 if (self.s_rsp_qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
                     self.state.d.next = self.k_rx_unk.val();
                 }
+            } else if self.tmr.m_fire_valid.val() {
+                self.qpn.d.next = self.tmr.m_fire_qpn.val();
+                self.mode_to.d.next = true;
+                self.state.d.next = self.k_rd_c.val();
             } else if self.s_sq_db_valid.val() {
                 self.qpn.d.next = self.s_sq_db_qpn.val();
                 self.db_pi.d.next = self.s_sq_db_pi.val();
@@ -2084,6 +2233,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.max_rd.d.next = self.qpa_u.max_rd_atomic.val();
             self.retry_cnt.d.next = self.qpa_u.retry_cnt.val();
             self.rnr_retry.d.next = self.qpa_u.rnr_retry.val();
+            self.timeout.d.next = self.qpa_u.timeout.val();
             self.state.d.next = self.k_rd_r.val();
         }
         if (self.state.q.val() == self.k_rd_r.val()) & self.m_qpr_rd_ready.val() {
@@ -2221,6 +2371,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if self.rd_like.val() & !self.is_err.q.val() {
                 self.rd_cnt.d.next = self.rd_cnt.q.val() + self.k_one5.val();
             }
+            if self.state.q.val() == self.k_job.val() {
+                self.tm_arm.d.next = true;
+            }
             if (self.state.q.val() == self.k_job.val()) & self.cut.val() {
                 self.tp_v.d.next = true;
                 self.tp_psn.d.next = self.stop_psn.val();
@@ -2230,7 +2383,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
             self.again.d.next = !self.is_err.q.val();
             self.state.d.next = self.k_idle.val();
-            if self.rtx_act.q.val() & !self.stopped.q.val() {
+            if self.rtx_act.q.val() {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
                 self.state.d.next = self.k_rt_rd.val();
             }
@@ -2300,6 +2453,42 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if !self.rx_can.val() {
                 self.state.d.next = self.k_rx_unk.val();
             }
+        }
+        if (self.state.q.val() == self.k_w_r.val())
+            & self.s_qpr_rd_valid.val()
+            & self.mode_to.q.val()
+        {
+            self.state.d.next = self.k_to.val();
+        }
+        // the ACK timer expired (the model's fire_timers): with ops outstanding, a retry
+        // and go-back-N from una (rewound_to = una, the timer re-armed), or out of retries
+        // the oldest op fails with RETRY_EXC_ERR (its CQE and the QP error at the retire)
+        if self.state.q.val() == self.k_to.val() {
+            self.state.d.next = self.k_idle.val();
+            if self.to_ok.val() {
+                if self.retry_left.q.val() == self.k_zero3.val() {
+                    self.stopped.d.next = true;
+                    self.state.d.next = self.k_to_rd.val();
+                } else {
+                    self.retry_left.d.next = self.retry_left.q.val() - self.k_one3.val();
+                    self.rtx_act.d.next = true;
+                    self.rtx_psn.d.next = self.una_psn.q.val();
+                    self.rwd_v.d.next = true;
+                    self.rwd.d.next = self.una_psn.q.val();
+                    self.tm_arm.d.next = true;
+                    self.is_err.d.next = false;
+                    self.err_head.d.next = false;
+                    self.state.d.next = self.k_wqpr.val();
+                }
+            }
+        }
+        if self.state.q.val() == self.k_to_rd.val() {
+            self.state.d.next = self.k_to_wr.val();
+        }
+        if self.state.q.val() == self.k_to_wr.val() {
+            self.is_err.d.next = false;
+            self.err_head.d.next = false;
+            self.state.d.next = self.k_ret_rd.val();
         }
         if self.state.q.val() == self.k_rx_unk.val() {
             // UnknownQpDrops (m_rx_cnt_*), the payload drained
@@ -2407,6 +2596,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if self.state.q.val() == self.k_rx_dwr.val() {
             // progress: the window moves, retries reload (a failed READ write: none)
             if self.dok.q.val() | self.l_datomic.q.val() {
+                self.tm_arm.d.next = true;
                 self.una_psn.d.next = self.l_duna.q.val();
                 self.retry_left.d.next = self.retry_cnt.q.val();
                 self.rnr_left.d.next = self.rnr_retry.q.val();
@@ -2458,8 +2648,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
             self.state.d.next = self.k_ret_rd.val();
             if self.op_u.status.val() != self.k_zero8.val() {
-                // an error op: its CQE, the QP-error pulse, no more retiring
+                // an error op: its CQE, the QP-error pulse, no more retiring (and nothing
+                // sent again: the QP is in error)
                 self.stopped.d.next = true;
+                self.rtx_act.d.next = false;
                 self.state.d.next = self.k_wqpr.val();
             }
         }
@@ -2479,6 +2671,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_to.d.next = false;
             self.s1_v.d.next = false;
             self.fw_v.d.next = false;
             self.tpw.d.next = false;

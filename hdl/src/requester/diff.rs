@@ -65,7 +65,14 @@ struct Conn {
     dest_ip: [u8; 4],
     udp_sport: u16,
     max_rd: u8,
+    /// The local ACK timeout (31 unless losses are on: [`TIMEOUT_LOSS`]).
+    timeout: u8,
 }
+
+/// The ACK timeout with losses: 4.096 us * 2^3, 8192 cycles.
+const TIMEOUT_LOSS: u8 = 3;
+/// Quiet cycles that end a run with losses: past two ACK timeouts.
+const QUIET_LOSS: u32 = 3000 + 2 * (1024 << TIMEOUT_LOSS);
 
 impl Conn {
     fn random(rng: &mut Rng, qpn: u32) -> Conn {
@@ -82,6 +89,7 @@ impl Conn {
             dest_ip: [10, 0, 2, qpn as u8],
             udp_sport: 0xc000 | rng.below(0x4000) as u16,
             max_rd: [0, 1, 2, 4, 16][rng.below(5) as usize],
+            timeout: 31,
         }
     }
     fn pmtu(&self) -> u32 {
@@ -187,6 +195,9 @@ struct Shim {
     /// Frames held back and frames duplicated.
     delayed: usize,
     duplicated: usize,
+    /// Losses on (a frame's first pass dropped now and then), and the frames dropped.
+    loss: bool,
+    lost: usize,
 }
 
 impl Shim {
@@ -211,6 +222,10 @@ impl Shim {
         x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         x ^= x >> 31;
+        if self.loss && (x >> 40) % 100 < 6 {
+            self.lost += 1;
+            return;
+        }
         match x % 100 {
             0..=5 => {
                 self.delayed += 1;
@@ -453,6 +468,10 @@ struct Stats {
     delayed: usize,
     duplicated: usize,
     retransmits: usize,
+    /// With losses: frames lost (both sides), the RTL's AckTimeouts and Retransmits pulses.
+    lost: usize,
+    timeouts: usize,
+    rtx_pulses: usize,
     /// Long messages (past the window) whose first 1024 packets, and no more, left
     /// before any response came.
     long_msgs: usize,
@@ -476,6 +495,9 @@ impl Stats {
         self.delayed += o.delayed;
         self.duplicated += o.duplicated;
         self.retransmits += o.retransmits;
+        self.lost += o.lost;
+        self.timeouts += o.timeouts;
+        self.rtx_pulses += o.rtx_pulses;
         self.long_msgs += o.long_msgs;
         for (m, from) in [
             (&mut self.opcodes, o.opcodes),
@@ -562,6 +584,9 @@ struct RtlOut {
     max_ring: u64,
     /// Frames sent when the responses held back at the start were let go.
     at_release: Option<usize>,
+    /// AckTimeouts and Retransmits pulses.
+    timeouts: usize,
+    rtx_pulses: usize,
 }
 
 impl Rtl {
@@ -580,7 +605,12 @@ impl Rtl {
             self.io.hold = 3000;
         }
         let mut quiet = 0;
-        for _ in 0..200_000 {
+        let (quiet_max, steps) = if self.shim.loss {
+            (QUIET_LOSS, 3_000_000)
+        } else {
+            (3000, 200_000)
+        };
+        for _ in 0..steps {
             let busy = self.step((0, 0));
             // (A WQE held back by max_rd_atomic or FENCE is read again at each scan visit:
             // WQE reads and MR checks do not count as activity.)
@@ -598,7 +628,7 @@ impl Rtl {
                 && self.shim.held.is_empty();
             quiet = if busy || !idle { 0 } else { quiet + 1 };
             // A full scan of the 256 QPs is about 2000 cycles.
-            if quiet > 3000 {
+            if quiet > quiet_max {
                 return std::mem::take(&mut self.io.out);
             }
         }
@@ -895,6 +925,12 @@ impl Rtl {
                 Vec::new(),
             ));
             busy = true;
+        }
+        if u.m_cnt_ack_timeouts.val() {
+            out.timeouts += 1;
+        }
+        if u.m_cnt_retransmits.val() {
+            out.rtx_pulses += 1;
         }
         if u.m_rx_cnt_valid.val() {
             out.rx_cnts.push((
@@ -1261,7 +1297,7 @@ impl World {
             dest_mac: c.dest_mac,
             dest_ip: c.dest_ip,
             udp_sport: c.udp_sport,
-            timeout: 31,
+            timeout: c.timeout,
             retry_cnt: 7,
             rnr_retry: 7,
             max_rd_atomic: c.max_rd,
@@ -1284,7 +1320,7 @@ impl World {
         set(a, f, "dest_mac", u48(c.dest_mac));
         set(a, f, "dest_ip", u64::from(u32::from_be_bytes(c.dest_ip)));
         set(a, f, "udp_sport", u64::from(c.udp_sport));
-        set(a, f, "timeout", 31);
+        set(a, f, "timeout", u64::from(c.timeout));
         set(a, f, "retry_cnt", 7);
         set(a, f, "rnr_retry", 7);
         set(a, f, "max_rd_atomic", u64::from(c.max_rd));
@@ -1323,7 +1359,8 @@ impl World {
         let (mut rx, mut tx) = (VecDeque::new(), Vec::new());
         let (mut prx, mut ptx) = (VecDeque::new(), Vec::new());
         let mut quiet = 0;
-        while quiet < 3000 {
+        let quiet_max = if self.shim.loss { QUIET_LOSS } else { 3000 };
+        while quiet < quiet_max {
             let (a, b) = (tx.len(), ptx.len());
             self.model.tick(&mut rx, &mut tx);
             for f in &tx[a..] {
@@ -1361,6 +1398,11 @@ impl World {
             .collect();
         if self.long {
             conns[0].pmtu_code = 1;
+        }
+        if self.shim.loss {
+            for c in conns.iter_mut() {
+                c.timeout = TIMEOUT_LOSS;
+            }
         }
         for (i, &c) in conns.iter().enumerate() {
             self.connect(i, c);
@@ -1663,6 +1705,9 @@ impl World {
         self.stats.dma_writes += out.dma_writes;
         self.stats.delayed = self.shim.delayed + self.rtl.shim.delayed;
         self.stats.duplicated = self.shim.duplicated + self.rtl.shim.duplicated;
+        self.stats.lost = self.shim.lost + self.rtl.shim.lost;
+        self.stats.timeouts += out.timeouts;
+        self.stats.rtx_pulses += out.rtx_pulses;
         if out.max_ring == 16 {
             self.stats.ring_full += 1;
         }
@@ -1673,10 +1718,12 @@ impl World {
 /// `{env}_ROUNDS` change them; `{env}_SEED=hex` replays one seed), seeds from `base`;
 /// returns the figures summed.
 fn run_seeds(env: &str, base: u64, seeds: u64, rounds: usize, peer: bool, faults: bool) -> Stats {
-    run_seeds_with(env, base, seeds, rounds, peer, faults, false)
+    run_seeds_with(env, base, seeds, rounds, peer, faults, false, false)
 }
 
-/// [`run_seeds`], with a [`long_write`] on QP 5 each round when `long`.
+/// [`run_seeds`], with a [`long_write`] on QP 5 each round when `long`, frames lost on
+/// the links when `loss` (with `faults`).
+#[allow(clippy::too_many_arguments)]
 fn run_seeds_with(
     env: &str,
     base: u64,
@@ -1685,6 +1732,7 @@ fn run_seeds_with(
     peer: bool,
     faults: bool,
     long: bool,
+    loss: bool,
 ) -> Stats {
     let var = |k: &str| std::env::var(format!("{env}_{k}")).ok();
     let seeds: u64 = var("SEEDS").and_then(|s| s.parse().ok()).unwrap_or(seeds);
@@ -1697,6 +1745,8 @@ fn run_seeds_with(
     for seed in list {
         let mut w = World::new(seed, peer, faults);
         w.long = long;
+        w.shim.loss = loss;
+        w.rtl.shim.loss = loss;
         for _ in 0..rounds {
             w.round();
         }
@@ -1828,11 +1878,34 @@ fn fault_seed_0xfa170000_is_not_recovered() {
 /// `REQ_LONG_SEED=hex` replays one.
 #[test]
 fn long_message_matches_the_model() {
-    let total = run_seeds_with("REQ_LONG", 0x1047_0000, 1, 2, true, false, true);
+    let total = run_seeds_with("REQ_LONG", 0x1047_0000, 1, 2, true, false, true, false);
     eprintln!("requester diff with long messages: {total:?}");
     assert!(total.long_msgs > 0 && total.drained > 0, "{total:?}");
     assert!(
         total.ok_by_op.contains_key(&u8::from(WcOpcode::RdmaWrite)),
         "{total:?}"
+    );
+}
+
+/// With a peer, faults as in [`faults_match_the_model`] and losses: the first pass of a
+/// frame (request or response, 6%) is dropped now and then, so that only the ACK timer
+/// (`QpTimers`, armed at each job and on progress, 8192 cycles here) recovers some of them:
+/// a retry and go-back-N from `una`. CQEs, QP errors, the drained ring and window, memory
+/// compared as with faults; requires losses, AckTimeouts pulses and retransmissions, and
+/// the Retransmits pulses must count the frames the bench saw sent again.
+///
+/// Two seeds of three rounds by default; `REQ_LOSS_SEEDS`, `REQ_LOSS_ROUNDS` widen it,
+/// `REQ_LOSS_SEED=hex` replays one.
+#[test]
+fn losses_match_the_model() {
+    let total = run_seeds_with("REQ_LOSS", 0x1055_0000, 2, 3, true, true, false, true);
+    eprintln!("requester diff with losses: {total:?}");
+    assert!(total.responses > 50 && total.drained > 0, "{total:?}");
+    assert!(total.lost > 0, "no frame lost: {total:?}");
+    assert!(total.timeouts > 0, "no ACK timeout: {total:?}");
+    assert!(total.retransmits > 0, "no retransmission: {total:?}");
+    assert_eq!(
+        total.rtx_pulses, total.retransmits,
+        "Retransmits pulses vs frames sent again: {total:?}"
     );
 }
