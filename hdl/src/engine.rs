@@ -96,7 +96,8 @@
 //!   engine's refused CQE writes, and the requester's refused SQ and payload reads and
 //!   result writes); the requester's receive counters (`m_rx_cnt_code`) as the model's
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
-//!   `MalformedDrops`, `UnknownQpDrops` (globally; per-QP counters are not stored).
+//!   `MalformedDrops`, `UnknownQpDrops` (globally; per-QP counters are not stored);
+//!   `Retransmits` and `AckTimeouts` from the requester's pulses.
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
 //! verdict).
@@ -350,6 +351,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_req_m_sent_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_sent_psn: Signal<Local, Bits<24>>,
     unused_req_m_cnt_qpn: Signal<Local, Bits<QA>>,
+    unused_req_m_cnt_rtx_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_op_wr_id: Signal<Local, Bits<64>>,
     unused_req_m_op_signaled: Signal<Local, Bits<1>>,
     unused_req_m_op_wc_opcode: Signal<Local, Bits<3>>,
@@ -611,6 +613,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_req_m_sent_qpn: Default::default(),
             unused_req_m_sent_psn: Default::default(),
             unused_req_m_cnt_qpn: Default::default(),
+            unused_req_m_cnt_rtx_qpn: Default::default(),
             unused_req_m_op_wr_id: Default::default(),
             unused_req_m_op_signaled: Default::default(),
             unused_req_m_op_wc_opcode: Default::default(),
@@ -1618,6 +1621,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             | self.cpl.m_dma_fault.val()
             | self.req.m_cnt_dma_faults.val();
         self.unused_req_m_cnt_qpn.next = self.req.m_cnt_qpn.val();
+        self.incs.retransmits.next = self.req.m_cnt_retransmits.val();
+        self.incs.ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();
+        self.unused_req_m_cnt_rtx_qpn.next = self.req.m_cnt_rtx_qpn.val();
         self.unused_resp_m_cnt_qp_valid.next = self.resp.m_cnt_qp_valid.val();
         self.unused_resp_m_cnt_qpn.next = self.resp.m_cnt_qpn.val();
         self.control.cnt_inc.next = self.incs.y.val();
@@ -1657,12 +1663,14 @@ pub struct CounterIncs {
     pub rnr_naks_received: Signal<In, Bit>,
     pub dma_faults: Signal<In, Bit>,
     pub unknown_qp_drops: Signal<In, Bit>,
+    pub retransmits: Signal<In, Bit>,
+    pub ack_timeouts: Signal<In, Bit>,
     pub y: Signal<Out, Bits<{ Counter::COUNT }>>,
 }
 
 impl CounterIncs {
     /// The inputs wired today, with their counters and Verilog names.
-    fn inputs(&self) -> [(Counter, bool, &'static str); 14] {
+    fn inputs(&self) -> [(Counter, bool, &'static str); 16] {
         [
             (Counter::TxFrames, self.tx_frames.val(), "tx_frames"),
             (Counter::TxBytes, self.tx_bytes.val(), "tx_bytes"),
@@ -1701,6 +1709,12 @@ impl CounterIncs {
                 Counter::UnknownQpDrops,
                 self.unknown_qp_drops.val(),
                 "unknown_qp_drops",
+            ),
+            (Counter::Retransmits, self.retransmits.val(), "retransmits"),
+            (
+                Counter::AckTimeouts,
+                self.ack_timeouts.val(),
+                "ack_timeouts",
             ),
         ]
     }

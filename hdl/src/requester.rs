@@ -3,11 +3,14 @@
 //!
 //! ```text
 //!  s_sq_db --> read qpc, qpa, qpr --> qpr.sq_pi written
-//!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end)
+//!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end,
+//!     the cursor held at the window's edge) --> held cursor back in the window? --> the
+//!     go-back-N walk from it (below)
 //!     --> eligible? --> WqeFetch --> window / max_rd_atomic / FENCE --> validate_wqe
 //!     (opcode, inline, SGEs, lengths, lkey through MrCheck) --> op appended to the ring
-//!     --> Segmenter job (first PSN = next_psn, start_pkt 0) --> qpr written (sq_fetch,
-//!     next_psn) --> the same QP again while it has work
+//!     --> Segmenter job (first PSN = next_psn, start_pkt 0, stop at una + WINDOW)
+//!     --> qpr written (sq_fetch, next_psn; the cursor held if the job was cut)
+//!     --> the same QP again while it has work
 //!  a WQE failing validation: error op appended (or, at the head of the SQ, its CQE at
 //!  once on m_cqe and the QP-error pulse); the QP stops fetching
 //!  Segmenter m_sent pulses --> sent_end (own RAM, copied into qpr at the next write-back)
@@ -28,6 +31,14 @@
 //!
 //! # What the transmit half matches in the model (`model/src/requester.rs`)
 //!
+//! - The window (`max_outstanding_psns` = [`WINDOW`]) per packet, as `build_packet`: an
+//!   op starts once its first packet (a READ: its request) lies below `una + WINDOW`; a
+//!   SEND/WRITE reaching past that edge is sent up to it (the Segmenter's `stop_psn`) and
+//!   the transmit cursor is held there (`tp_v`, `tp_psn`: own RAM per QP). Nothing is
+//!   fetched while it is held (as the model builds packets before it fetches). When a
+//!   visit finds the held PSN back inside the window (the ACKs moved `una`), the go-back-N
+//!   walk below sends from it: the rest of that op and every later op, each job again cut
+//!   at the edge. A go-back-N walk stops the same way at the edge.
 //! - Doorbells set `sq_pi` (a read-modify-write of `qpr`); the doorbell's QP is then
 //!   served at once.
 //! - `fetch_wqe`: only in RTS, not `stopped`, `sq_fetch != sq_pi`; a READ/atomic waits
@@ -106,14 +117,34 @@
 //! rewind PSNs, `una` or a READ's waiting PSN, always lie in or before an unfinished op).
 //! The whole retransmission runs in one visit of the QP (responses wait).
 //!
-//! Not done in the receive half: the ACK timer (`QpTimers` arm/clear, its expiry:
-//! `use_retry` + rewind from `una`, RETRY_EXC_ERR when retries are out), the RNR wait
-//! (`m_rnr_wait`: `QpTimers` kind RNR, then the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR),
-//! so a lost request or response (with nothing after it) or an RNR NAK is not recovered as
-//! the model does; the `Retransmits` counter (no port; the bench counts retransmitted
-//! frames itself). A READ response for the op is written only when it is in order (the
-//! decision's delivery). Also not done: the WR_FLUSH_ERR flush when the QP enters the
-//! error state.
+//! A go-back-N walk also runs when the QP is `stopped` (a WQE failed validation behind
+//! outstanding ops, or an op failed by a NAK): the model's cursor still rewinds then; it
+//! does not after an error op retired in the same visit (the QP is in error).
+//!
+//! # The ACK timer (`QpTimers`, one deadline per QP)
+//!
+//! ```text
+//!  a visit's write-back (qpr): ring empty --> disarm; else a job started, a progress
+//!     (delivery), the decision's ARM, a timeout's rewind --> arm (1024 << qpa.timeout
+//!     cycles); else the decision's CLEAR --> disarm; else left alone. A QP clear disarms.
+//!  fire (in IDLE, after responses) --> read qpc, qpa, qpr --> S_TO: ops outstanding and
+//!     RTS/SQD? (AckTimeouts) --> retry_left > 0: retry_left - 1, rewound_to = una,
+//!     rewind to una (go-back-N after the write-back), re-armed
+//!     --> out of retries: the head op (the oldest unfinished) failed RETRY_EXC_ERR
+//!     (S_TO_RD / S_TO_WR), retired: its CQE, the QP-error pulse
+//! ```
+//!
+//! The model's `fire_timers` / `use_retry` / `rewind`. Differences (timing only): the
+//! model arms on the first request *sent* when unarmed; here a job's start re-arms (a
+//! deadline may be pushed out while jobs keep starting), and a timer fires up to one scan
+//! round (256 cycles) after its deadline. `m_cnt_retransmits` pulses for each record taken
+//! at a PSN before `sent_end` (the model's Retransmits), `m_cnt_ack_timeouts` at S_TO.
+//!
+//! Not done in the receive half: the RNR wait (`m_rnr_wait`: `QpTimers` kind RNR, then
+//! the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR), so an RNR NAK is not recovered as the
+//! model does (no timer of kind RNR is armed). A READ response for the op
+//! is written only when it is in order (the decision's delivery). Also not done: the
+//! WR_FLUSH_ERR flush when the QP enters the error state.
 //!
 //! # How it is held to the model
 //!
@@ -122,7 +153,10 @@
 //! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
 //! errors, `next_psn` and the ring compared each round, and every fetch held back must be
 //! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
-//! limit are not reached there. `requester::diff::responses_match_the_model` adds a
+//! limit are not reached there. `requester::diff::long_message_matches_the_model` sends a
+//! WRITE of 1100+ packets at PMTU 256 with the responses held back at first: exactly the
+//! window's 1024 packets leave, the rest as the ACKs come (frames byte for byte).
+//! `requester::diff::responses_match_the_model` adds a
 //! responder model as the peer of each side (up to 32 WQEs a round: the ring fills).
 //! `requester::diff::faults_match_the_model` puts a seeded fault rule on both sides' links
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
@@ -130,19 +164,16 @@
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
 //! NAKs required. Known failure, not found yet: with seed 0xfa170000 the RTL leaves a QP
 //! with unfinished ops where the model recovers (`fault_seed_0xfa170000_is_not_recovered`,
-//! ignored).
+//! ignored). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
+//! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
+//! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
 //!
 //! # Differences and what is not done
 //!
-//! - The window (`max_outstanding_psns` = 1024) is applied per job: a job starts only when
-//!   all of its packets lie within the window (a READ: its request's PSN); the model sends
-//!   a message's first packets as soon as each fits. Without ACKs the model then sends a
-//!   prefix of such a message and the RTL nothing of it.
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
 //!   With responses the block fetches the 17th WQE once the oldest op retires; the order
 //!   of frames and completions per QP is the model's.
-//! - The receive half's fault paths not done (see above): `QpTimers` (the ACK timer),
-//!   RNR waits.
+//! - The receive half's RNR waits are not done (see above).
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
@@ -159,6 +190,7 @@ use crate::ctx_tables::{
 };
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
+use crate::qp_timers::{QpTimers, TIME_BITS};
 use crate::req_rx_check::{
     ReqRxCheck, CUR_REWIND, KIND_ATOMIC, KIND_READ, KIND_SEND, KIND_WRITE, OPS,
 };
@@ -191,7 +223,7 @@ crate::unpack_fields!(
 crate::unpack_fields!(
     /// The attributes the requester reads.
     QpaFields, qpa_layout; state: 3, pmtu: 3, dest_qpn: 24, dest_mac: 48, dest_ip: 32,
-    udp_sport: 16, retry_cnt: 3, rnr_retry: 3, max_rd_atomic: 5
+    udp_sport: 16, timeout: 5, retry_cnt: 3, rnr_retry: 3, max_rd_atomic: 5
 );
 crate::unpack_fields!(
     /// The requester state.
@@ -237,6 +269,11 @@ const S_RET_CQE: u64 = 33;
 const S_RT_RD: u64 = 34;
 const S_RT_CHK: u64 = 35;
 const S_RT_JOB: u64 = 36;
+const S_TO: u64 = 37;
+const S_TO_RD: u64 = 38;
+const S_TO_WR: u64 = 39;
+/// `ibv_wc_status` RETRY_EXC_ERR.
+const ST_RETRY_EXC: u64 = 12;
 
 /// `m_rx_cnt_code` of a response for a QP that cannot take it (UnknownQpDrops); the other
 /// codes are [`ReqRxCheck`]'s `CNT_*`.
@@ -366,6 +403,13 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// or a READ/atomic result could not be written.
     pub m_cnt_dma_faults: Signal<Out, Bit>,
     pub m_cnt_qpn: Signal<Out, Bits<QA>>,
+    /// AckTimeouts (pulse; QP on `m_cnt_qpn`): the ACK timer of a QP with ops outstanding
+    /// expired.
+    pub m_cnt_ack_timeouts: Signal<Out, Bit>,
+    /// Retransmits (pulse): a request record taken whose PSN was sent before (the model's
+    /// `note_request_sent`), QP `m_cnt_rtx_qpn`.
+    pub m_cnt_retransmits: Signal<Out, Bit>,
+    pub m_cnt_rtx_qpn: Signal<Out, Bits<QA>>,
 
     /// Responses to our requests (the RX front end's header records of ACKs, NAKs, READ
     /// responses and atomic ACKs): the BTH's destination QP, opcode and PSN, the AETH's
@@ -435,6 +479,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     st8b: Cat<3, 5, 8>,
     fetch: WqeFetch<QA>,
     seg: Segmenter<QA>,
+    tmr: QpTimers<QA>,
     ring: RAM<OpEntry, RA>,
     stop_ram: RAM<Bit, QA>,
     rdc_ram: RAM<Bits<5>, QA>,
@@ -446,6 +491,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rwp_ram: RAM<Bits<24>, QA>,
     sent_okx: RAM<Bit, QA>,
     sent_mx: RAM<Bits<24>, QA>,
+    /// The transmit cursor held at the window's edge (valid, PSN per QP): packets from
+    /// that PSN on (the rest of its op and every later op) are not sent yet.
+    tpv_ram: RAM<Bit, QA>,
+    tpp_ram: RAM<Bits<24>, QA>,
     qpc_u: QpcFields,
     qpa_u: QpaFields,
     qpr_u: QprFields,
@@ -502,6 +551,15 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rt_start: DFF<Bits<24>>,
     rt_pmtu: DFF<Bits<3>>,
     rt_npsn: DFF<Bits<24>>,
+    rt_rdl: DFF<Bit>,
+    tp_v: DFF<Bit>,
+    tp_psn: DFF<Bits<24>>,
+    tpw: DFF<Bit>,
+    /// The ACK timer: a visit of a fired timer; arm / clear at the write-back.
+    mode_to: DFF<Bit>,
+    tm_arm: DFF<Bit>,
+    tm_clr: DFF<Bit>,
+    timeout: DFF<Bits<5>>,
     mode_rt: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
@@ -581,6 +639,21 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rt_in: Signal<Local, Bit>,
     rt_before: Signal<Local, Bit>,
     rt_send: Signal<Local, Bit>,
+    rt_s: Signal<Local, Bits<24>>,
+    rt_sp: Signal<Local, Bits<24>>,
+    rt_spo: Signal<Local, Bits<24>>,
+    rt_ok: Signal<Local, Bit>,
+    rt_end: Signal<Local, Bits<24>>,
+    rt_cut: Signal<Local, Bit>,
+    stop_psn: Signal<Local, Bits<24>>,
+    cut: Signal<Local, Bit>,
+    tp_off: Signal<Local, Bits<24>>,
+    resume: Signal<Local, Bit>,
+    fire_take: Signal<Local, Bit>,
+    to_ok: Signal<Local, Bit>,
+    rtx_pulse: Signal<Local, Bit>,
+    unused_fire_kind: Signal<Local, Bit>,
+    unused_set_ready: Signal<Local, Bit>,
     s_base: Signal<Local, Bits<24>>,
     s_base_ok: Signal<Local, Bit>,
     s_diff: Signal<Local, Bits<24>>,
@@ -644,6 +717,14 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_rt_rd: Constant<Bits<6>>,
     k_rt_chk: Constant<Bits<6>>,
     k_rt_job: Constant<Bits<6>>,
+    k_to: Constant<Bits<6>>,
+    k_to_rd: Constant<Bits<6>>,
+    k_to_wr: Constant<Bits<6>>,
+    k_st_retry_exc: Constant<Bits<8>>,
+    k_one3: Constant<Bits<3>>,
+    k_tmo_base: Constant<Bits<TIME_BITS>>,
+    k_tmr_arm: Constant<Bits<2>>,
+    k_tmr_clear: Constant<Bits<2>>,
     k_cur_rewind: Constant<Bits<2>>,
     k_sqd: Constant<Bits<3>>,
     k_cnt_unk: Constant<Bits<3>>,
@@ -826,6 +907,9 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_qp_err_qpn: Default::default(),
             m_cnt_dma_faults: Default::default(),
             m_cnt_qpn: Default::default(),
+            m_cnt_ack_timeouts: Default::default(),
+            m_cnt_retransmits: Default::default(),
+            m_cnt_rtx_qpn: Default::default(),
             s_op_rd_qpn: Default::default(),
             s_op_rd_slot: Default::default(),
             m_op_wr_id: Default::default(),
@@ -919,6 +1003,14 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rt_start: Default::default(),
             rt_pmtu: Default::default(),
             rt_npsn: Default::default(),
+            rt_rdl: Default::default(),
+            tp_v: Default::default(),
+            tp_psn: Default::default(),
+            tpw: Default::default(),
+            mode_to: Default::default(),
+            tm_arm: Default::default(),
+            tm_clr: Default::default(),
+            timeout: Default::default(),
             mode_rt: Default::default(),
             s1_v: Default::default(),
             s1_q: Default::default(),
@@ -930,6 +1022,21 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rt_in: Default::default(),
             rt_before: Default::default(),
             rt_send: Default::default(),
+            rt_s: Default::default(),
+            rt_sp: Default::default(),
+            rt_spo: Default::default(),
+            rt_ok: Default::default(),
+            rt_end: Default::default(),
+            rt_cut: Default::default(),
+            stop_psn: Default::default(),
+            cut: Default::default(),
+            tp_off: Default::default(),
+            resume: Default::default(),
+            fire_take: Default::default(),
+            to_ok: Default::default(),
+            rtx_pulse: Default::default(),
+            unused_fire_kind: Default::default(),
+            unused_set_ready: Default::default(),
             s_base: Default::default(),
             s_base_ok: Default::default(),
             s_diff: Default::default(),
@@ -958,6 +1065,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             unused_activate: Default::default(),
             fetch: Default::default(),
             seg: Default::default(),
+            tmr: Default::default(),
             ring: Default::default(),
             stop_ram: Default::default(),
             rdc_ram: Default::default(),
@@ -967,6 +1075,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rwp_ram: Default::default(),
             sent_okx: Default::default(),
             sent_mx: Default::default(),
+            tpv_ram: Default::default(),
+            tpp_ram: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
             qpr_u: Default::default(),
@@ -1079,6 +1189,14 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_rt_rd: k(S_RT_RD),
             k_rt_chk: k(S_RT_CHK),
             k_rt_job: k(S_RT_JOB),
+            k_to: k(S_TO),
+            k_to_rd: k(S_TO_RD),
+            k_to_wr: k(S_TO_WR),
+            k_st_retry_exc: k(ST_RETRY_EXC),
+            k_one3: k(1),
+            k_tmo_base: k(1024),
+            k_tmr_arm: k(crate::req_rx_check::TMR_ARM),
+            k_tmr_clear: k(crate::req_rx_check::TMR_CLEAR),
             k_cur_rewind: k(CUR_REWIND),
             k_sqd: k(4),
             k_cnt_unk: k(CNT_UNKNOWN_QP),
@@ -1267,6 +1385,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             rt_start,
             rt_pmtu,
             rt_npsn,
+            rt_rdl,
+            tp_v,
+            tp_psn,
+            tpw,
+            mode_to,
+            tm_arm,
+            tm_clr,
+            timeout,
             mode_rt,
             s1_v,
             s1_q,
@@ -1275,7 +1401,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             fw_q,
             fw_val
         );
-        clock!(self, clock, fetch, seg, chk);
+        clock!(self, clock, fetch, seg, chk, tmr);
+        self.tmr.reset.next = self.reset.val();
         self.chk.reset.next = self.reset.val();
         self.fetch.reset.next = self.reset.val();
         self.seg.reset.next = self.reset.val();
@@ -1297,6 +1424,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.sent_okx.write_clock.next = self.clock.val();
         self.sent_mx.read_clock.next = self.clock.val();
         self.sent_mx.write_clock.next = self.clock.val();
+        self.tpv_ram.read_clock.next = self.clock.val();
+        self.tpv_ram.write_clock.next = self.clock.val();
+        self.tpp_ram.read_clock.next = self.clock.val();
+        self.tpp_ram.write_clock.next = self.clock.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
         self.qpc_u.x.next = self.s_qpc_rd_data.val();
@@ -1433,21 +1564,29 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         self.blocked.next = (self.rd_like.val() & (self.rd_cnt.q.val() >= self.limit.val()))
             | (self.fence.val() & (self.rd_cnt.q.val() != self.k_zero5.val()));
-        // The window: every packet of the job within WINDOW PSNs of una (a READ sends one).
-        // (24 bits: with wdiff and npsn both at most WINDOW the sum cannot wrap.)
+        // The window, per packet (the model's build_packet): an op starts when its first
+        // packet lies within WINDOW PSNs of una; a SEND/WRITE whose last packet does not is
+        // cut at the window's edge (`cut`: the job stops there, the cursor is kept). A READ
+        // sends one request. (24 bits: wdiff < WINDOW and npsn < 2^23 cannot wrap.)
         self.wdiff.next = self.next_psn.q.val() - self.una_psn.q.val();
         self.wsum.next = self.wdiff.val() + self.npsn.val() - self.k_one24.val();
-        self.fits.next = (self.wdiff.val() < self.k_window.val())
-            & (self.npsn.val() <= self.k_window.val())
-            & (self.wsum.val() < self.k_window.val());
-        if self.rd_like.val() {
-            self.fits.next = self.wdiff.val() < self.k_window.val();
-        }
+        self.fits.next = self.wdiff.val() < self.k_window.val();
+        self.stop_psn.next = self.una_psn.q.val() + self.k_window.val();
+        self.cut.next = !self.rd_like.val() & (self.wsum.val() >= self.k_window.val());
+        // a cursor held at the window's edge goes on once the window has moved
+        self.tp_off.next = self.tp_psn.q.val() - self.una_psn.q.val();
+        self.resume.next = self.tp_v.q.val()
+            & self.present.q.val()
+            & ((self.qp_state.q.val() == self.k_rts.val())
+                | (self.qp_state.q.val() == self.k_sqd.val()))
+            & !self.stopped.q.val()
+            & ((self.tp_off.val() < self.k_window.val()) | self.tp_off.val().get_bit(23));
         self.at_head.next = self.sq_ci.q.val() == self.sq_fetch.q.val();
         self.eligible.next = self.present.q.val()
             & (self.qp_state.q.val() == self.k_rts.val())
             & (self.pmtu.q.val() != self.k_zero3.val())
             & !self.stopped.q.val()
+            & !self.tp_v.q.val()
             & (self.sq_fetch.q.val() != self.sq_pi.q.val())
             & ((self.sq_fetch.q.val() - self.sq_ci.q.val()) < self.k_slot_max.val());
 
@@ -1551,6 +1690,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.seg.s_job_first_psn.next = self.next_psn.q.val();
         self.seg.s_job_pmtu.next = self.pmtu.q.val();
         self.seg.s_job_start_pkt.next = self.k_zero24.val();
+        self.seg.s_job_stop_psn.next = self.stop_psn.val();
         if self.state.q.val() == self.k_rt_job.val() {
             self.seg.s_job_first_psn.next = self.rt_first.q.val();
             self.seg.s_job_pmtu.next = self.rt_pmtu.q.val();
@@ -1626,10 +1766,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // ---- per-QP bookkeeping: stopped, outstanding READ/atomic ops ----
         self.clr_take.next = self.s_qp_clr_valid.val()
             & (self.state.q.val() == self.k_idle.val())
+            & !self.tpw.q.val()
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
             & !self.s1_v.q.val();
         self.s_qp_clr_ready.next = (self.state.q.val() == self.k_idle.val())
+            & !self.tpw.q.val()
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
             & !self.s1_v.q.val();
@@ -1654,6 +1796,19 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
         self.rwp_ram.write_enable.next =
             (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+        self.tpv_ram.read_address.next = self.qpn.q.val();
+        self.tpp_ram.read_address.next = self.qpn.q.val();
+        self.tpv_ram.write_address.next = self.qpn.q.val();
+        self.tpp_ram.write_address.next = self.qpn.q.val();
+        self.tpv_ram.write_data.next = self.tp_v.q.val();
+        self.tpp_ram.write_data.next = self.tp_psn.q.val();
+        self.tpv_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val())
+            | self.tpw.q.val();
+        self.tpp_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
+            & self.m_qpr_wr_ready.val())
+            | self.tpw.q.val();
+        self.tpw.d.next = false;
         if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
             self.stop_ram.write_address.next = self.serr_qpn.q.val();
             self.stop_ram.write_data.next = true;
@@ -1675,13 +1830,58 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwv_ram.write_address.next = self.s_qp_clr_qpn.val();
             self.rwv_ram.write_data.next = false;
             self.rwv_ram.write_enable.next = true;
+            self.tpv_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.tpv_ram.write_data.next = false;
+            self.tpv_ram.write_enable.next = true;
             self.fw_v.d.next = false;
         }
+
+        // ---- the ACK timer (QpTimers): armed / re-armed or cleared at each write-back, as
+        // the visit decided; cleared with the QP; a fire taken in IDLE ----
+        // (timeout: 4.096 us * 2^timeout = 1024 << timeout cycles, the model's
+        // ack_timeout_cycles)
+        self.tmr.s_set_valid.next =
+            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+        self.tmr.s_set_qpn.next = self.qpn.q.val();
+        self.tmr.s_set_kind.next = false;
+        self.tmr.s_set_delay.next = self.k_tmo_base.val() << self.timeout.q.val();
+        self.tmr.s_set_arm.next = self.tm_arm.q.val();
+        if (self.sq_ci.q.val() == self.sq_fetch.q.val()) | !self.tm_arm.q.val() {
+            self.tmr.s_set_arm.next = false;
+            // (neither armed nor cleared by the visit: the timer is left alone)
+            if (self.sq_ci.q.val() != self.sq_fetch.q.val()) & !self.tm_clr.q.val() {
+                self.tmr.s_set_valid.next = false;
+            }
+        }
+        if self.clr_take.val() {
+            self.tmr.s_set_valid.next = true;
+            self.tmr.s_set_qpn.next = self.s_qp_clr_qpn.val();
+            self.tmr.s_set_arm.next = false;
+        }
+        self.fire_take.next = (self.state.q.val() == self.k_idle.val())
+            & !self.serr_pend.q.val()
+            & !self.s_rsp_valid.val()
+            & self.tmr.m_fire_valid.val();
+        self.tmr.m_fire_ready.next = self.fire_take.val();
+        self.unused_fire_kind.next = self.tmr.m_fire_kind.val();
+        // (a set is always taken)
+        self.unused_set_ready.next = self.tmr.s_set_ready.val();
+        self.to_ok.next = self.present.q.val()
+            & ((self.qp_state.q.val() == self.k_rts.val())
+                | (self.qp_state.q.val() == self.k_sqd.val()))
+            & (self.sq_ci.q.val() != self.sq_fetch.q.val());
+        // Retransmits: a record taken at a PSN before sent_end
+        self.rtx_pulse.next = self.s1_v.q.val()
+            & self.s_base_ok.val()
+            & ((self.s_diff.val() == self.k_zero24.val()) | self.s_diff.val().get_bit(23));
+        self.m_cnt_retransmits.next = self.rtx_pulse.val();
+        self.m_cnt_rtx_qpn.next = self.s1_q.q.val();
 
         // ---- outputs' defaults ----
         self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.serr_pend.q.val()
-            & !self.s_rsp_valid.val();
+            & !self.s_rsp_valid.val()
+            & !self.tmr.m_fire_valid.val();
         self.s_rsp_ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
         self.m_qpc_rd_valid.next = self.state.q.val() == self.k_rd_c.val();
         self.m_qpa_rd_valid.next = self.state.q.val() == self.k_rd_a.val();
@@ -1733,6 +1933,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
             | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
+        self.m_cnt_ack_timeouts.next = (self.state.q.val() == self.k_to.val()) & self.to_ok.val();
         self.m_cnt_qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
             self.m_cnt_qpn.next = self.serr_qpn.q.val();
@@ -1782,6 +1983,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.st8b.hi.next = self.k_zero3.val();
         self.st8b.lo.next = self.chk.m_fail1_status.val();
         self.unused_timer.next = self.chk.m_timer.val();
+        if self.state.q.val() == self.k_rx_dec.val() {
+            if self.chk.m_timer.val() == self.k_tmr_arm.val() {
+                self.tm_arm.d.next = true;
+            }
+            if self.chk.m_timer.val() == self.k_tmr_clear.val() {
+                self.tm_clr.d.next = true;
+            }
+        }
         self.unused_rnr_wait.next = self.chk.m_rnr_wait.val();
         self.unused_rnr_timer.next = self.chk.m_rnr_timer.val();
         self.unused_dlv_len.next = self.chk.m_dlv_len.val();
@@ -1818,6 +2027,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if (self.state.q.val() == self.k_ret_rd.val())
             | (self.state.q.val() == self.k_ret_chk.val())
             | (self.state.q.val() == self.k_ret_cqe.val())
+            | (self.state.q.val() == self.k_to_rd.val())
+            | (self.state.q.val() == self.k_to_wr.val())
         {
             self.ring_raddr.hi.next = self.qpn.q.val();
             self.ring_raddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
@@ -1835,6 +2046,22 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rt_before.next = self.rt_d.val().get_bit(23);
         self.rt_send.next = (self.op_u.done.val() == self.k_zero1.val())
             & (self.rt_in.val() | self.rt_before.val());
+        // its first packet (rt_s = the start_pkt the job gets) must lie in the window
+        self.rt_s.next = self.k_zero24.val();
+        if self.rt_in.val() {
+            self.rt_s.next = self.rt_d.val();
+        }
+        if self.op_u.kind.val() == self.k_kind_read.val() {
+            self.rt_s.next = self.op_u.resp.val();
+        }
+        self.rt_sp.next = self.op_u.first_psn.val() + self.rt_s.val();
+        self.rt_spo.next = self.rt_sp.val() - self.una_psn.q.val();
+        self.rt_ok.next = (self.rt_spo.val() < self.k_window.val()) | self.rt_spo.val().get_bit(23);
+        // a SEND/WRITE job ending past the window's edge was cut there
+        self.rt_end.next = self.rt_first.q.val() + self.rt_npsn.q.val() - self.una_psn.q.val();
+        self.rt_cut.next = !self.rt_rdl.q.val()
+            & !self.rt_end.val().get_bit(23)
+            & (self.rt_end.val() > self.k_window.val());
         self.p_hit.next = self.pidx.q.val() < self.l_upto.q.val();
         self.p_f0.next = self.l_f0v.q.val() & (self.pidx.q.val() == self.l_f0op.q.val());
         self.p_f1.next = self.l_f1v.q.val() & (self.pidx.q.val() == self.l_f1op.q.val());
@@ -1870,8 +2097,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.nst.next = self.k_st_access.val();
             }
         }
+        if self.state.q.val() == self.k_to_wr.val() {
+            self.nd.next = self.k_one1.val();
+            self.nst.next = self.k_st_retry_exc.val();
+            self.nven.next = self.k_zero8.val();
+        }
         self.rx_st.next = (self.state.q.val() == self.k_rx_pass.val())
-            | (self.state.q.val() == self.k_rx_dwr.val());
+            | (self.state.q.val() == self.k_rx_dwr.val())
+            | (self.state.q.val() == self.k_to_wr.val());
         if self.rx_st.val() {
             self.op_p.wr_id.next = self.op_u.wr_id.val();
             self.op_p.signaled.next = self.op_u.signaled.val();
@@ -1890,9 +2123,13 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if self.state.q.val() == self.k_rx_dwr.val() {
                 self.ring_waddr.lo.next = self.dslot.val();
             }
+            if self.state.q.val() == self.k_to_wr.val() {
+                self.ring_waddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
+            }
         }
         if ((self.state.q.val() == self.k_rx_pass.val()) & self.wk_v.q.val())
             | (self.state.q.val() == self.k_rx_dwr.val())
+            | (self.state.q.val() == self.k_to_wr.val())
         {
             self.ring.write_enable.next = true;
         }
@@ -1931,6 +2168,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_to.d.next = false;
+            self.tm_arm.d.next = false;
+            self.tm_clr.d.next = false;
             self.rtx_act.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
@@ -1951,6 +2191,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 if (self.s_rsp_qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
                     self.state.d.next = self.k_rx_unk.val();
                 }
+            } else if self.tmr.m_fire_valid.val() {
+                self.qpn.d.next = self.tmr.m_fire_qpn.val();
+                self.mode_to.d.next = true;
+                self.state.d.next = self.k_rd_c.val();
             } else if self.s_sq_db_valid.val() {
                 self.qpn.d.next = self.s_sq_db_qpn.val();
                 self.db_pi.d.next = self.s_sq_db_pi.val();
@@ -1989,6 +2233,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.max_rd.d.next = self.qpa_u.max_rd_atomic.val();
             self.retry_cnt.d.next = self.qpa_u.retry_cnt.val();
             self.rnr_retry.d.next = self.qpa_u.rnr_retry.val();
+            self.timeout.d.next = self.qpa_u.timeout.val();
             self.state.d.next = self.k_rd_r.val();
         }
         if (self.state.q.val() == self.k_rd_r.val()) & self.m_qpr_rd_ready.val() {
@@ -2013,6 +2258,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rd_cnt.d.next = self.rdc_ram.read_data.val();
             self.rwd_v.d.next = self.rwv_ram.read_data.val();
             self.rwd.d.next = self.rwp_ram.read_data.val();
+            self.tp_v.d.next = self.tpv_ram.read_data.val();
+            self.tp_psn.d.next = self.tpp_ram.read_data.val();
             self.state.d.next = self.k_decide.val();
             if self.mode_db.q.val() {
                 self.state.d.next = self.k_wr_db.val();
@@ -2028,6 +2275,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_idle.val();
             if self.eligible.val() {
                 self.state.d.next = self.k_fetch.val();
+            }
+            if self.resume.val() {
+                // the packets held at the window's edge (the go-back-N walk from there)
+                self.rtx_psn.d.next = self.tp_psn.q.val();
+                self.rtx_idx.d.next = self.sq_ci.q.val();
+                self.state.d.next = self.k_rt_rd.val();
             }
         }
         if (self.state.q.val() == self.k_fetch.val()) & self.fetch.s_req_ready.val() {
@@ -2118,12 +2371,19 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if self.rd_like.val() & !self.is_err.q.val() {
                 self.rd_cnt.d.next = self.rd_cnt.q.val() + self.k_one5.val();
             }
+            if self.state.q.val() == self.k_job.val() {
+                self.tm_arm.d.next = true;
+            }
+            if (self.state.q.val() == self.k_job.val()) & self.cut.val() {
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.stop_psn.val();
+            }
             self.state.d.next = self.k_wqpr.val();
         }
         if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
             self.again.d.next = !self.is_err.q.val();
             self.state.d.next = self.k_idle.val();
-            if self.rtx_act.q.val() & !self.stopped.q.val() {
+            if self.rtx_act.q.val() {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
                 self.state.d.next = self.k_rt_rd.val();
             }
@@ -2134,11 +2394,23 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if self.state.q.val() == self.k_rt_rd.val() {
             self.state.d.next = self.k_rt_chk.val();
             if self.rtx_idx.q.val() == self.sq_fetch.q.val() {
+                // everything sent: no cursor held; the QP again (fetch goes on)
+                self.tp_v.d.next = false;
+                self.tpw.d.next = true;
+                self.again.d.next = true;
                 self.state.d.next = self.k_idle.val();
             }
         }
         if self.state.q.val() == self.k_rt_chk.val() {
-            if self.rt_send.val() {
+            if self.rt_send.val() & !self.rt_ok.val() {
+                // its first packet past the window's edge: the cursor is held there
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.rt_sp.val();
+                self.tpw.d.next = true;
+                self.state.d.next = self.k_idle.val();
+            } else if self.rt_send.val() {
+                self.rt_rdl.d.next = (self.op_u.kind.val() == self.k_kind_read.val())
+                    | (self.op_u.kind.val() == self.k_kind_atomic.val());
                 self.rt_first.d.next = self.op_u.first_psn.val();
                 self.rt_pmtu.d.next = self.op_u.pmtu.val();
                 self.rt_npsn.d.next = self.op_u.npsn.val();
@@ -2162,6 +2434,13 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rtx_psn.d.next = self.rt_first.q.val() + self.rt_npsn.q.val();
             self.mode_rt.d.next = false;
             self.state.d.next = self.k_rt_rd.val();
+            if self.rt_cut.val() {
+                // the job stopped at the window's edge: the cursor is held there
+                self.tp_v.d.next = true;
+                self.tp_psn.d.next = self.stop_psn.val();
+                self.tpw.d.next = true;
+                self.state.d.next = self.k_idle.val();
+            }
         }
 
         // ---- the receive half: the sequence (the model's requester_rx) ----
@@ -2174,6 +2453,42 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             if !self.rx_can.val() {
                 self.state.d.next = self.k_rx_unk.val();
             }
+        }
+        if (self.state.q.val() == self.k_w_r.val())
+            & self.s_qpr_rd_valid.val()
+            & self.mode_to.q.val()
+        {
+            self.state.d.next = self.k_to.val();
+        }
+        // the ACK timer expired (the model's fire_timers): with ops outstanding, a retry
+        // and go-back-N from una (rewound_to = una, the timer re-armed), or out of retries
+        // the oldest op fails with RETRY_EXC_ERR (its CQE and the QP error at the retire)
+        if self.state.q.val() == self.k_to.val() {
+            self.state.d.next = self.k_idle.val();
+            if self.to_ok.val() {
+                if self.retry_left.q.val() == self.k_zero3.val() {
+                    self.stopped.d.next = true;
+                    self.state.d.next = self.k_to_rd.val();
+                } else {
+                    self.retry_left.d.next = self.retry_left.q.val() - self.k_one3.val();
+                    self.rtx_act.d.next = true;
+                    self.rtx_psn.d.next = self.una_psn.q.val();
+                    self.rwd_v.d.next = true;
+                    self.rwd.d.next = self.una_psn.q.val();
+                    self.tm_arm.d.next = true;
+                    self.is_err.d.next = false;
+                    self.err_head.d.next = false;
+                    self.state.d.next = self.k_wqpr.val();
+                }
+            }
+        }
+        if self.state.q.val() == self.k_to_rd.val() {
+            self.state.d.next = self.k_to_wr.val();
+        }
+        if self.state.q.val() == self.k_to_wr.val() {
+            self.is_err.d.next = false;
+            self.err_head.d.next = false;
+            self.state.d.next = self.k_ret_rd.val();
         }
         if self.state.q.val() == self.k_rx_unk.val() {
             // UnknownQpDrops (m_rx_cnt_*), the payload drained
@@ -2281,6 +2596,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if self.state.q.val() == self.k_rx_dwr.val() {
             // progress: the window moves, retries reload (a failed READ write: none)
             if self.dok.q.val() | self.l_datomic.q.val() {
+                self.tm_arm.d.next = true;
                 self.una_psn.d.next = self.l_duna.q.val();
                 self.retry_left.d.next = self.retry_cnt.q.val();
                 self.rnr_left.d.next = self.rnr_retry.q.val();
@@ -2332,8 +2648,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
             self.state.d.next = self.k_ret_rd.val();
             if self.op_u.status.val() != self.k_zero8.val() {
-                // an error op: its CQE, the QP-error pulse, no more retiring
+                // an error op: its CQE, the QP-error pulse, no more retiring (and nothing
+                // sent again: the QP is in error)
                 self.stopped.d.next = true;
+                self.rtx_act.d.next = false;
                 self.state.d.next = self.k_wqpr.val();
             }
         }
@@ -2353,8 +2671,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_to.d.next = false;
             self.s1_v.d.next = false;
             self.fw_v.d.next = false;
+            self.tpw.d.next = false;
         }
     }
 }

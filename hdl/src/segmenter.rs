@@ -24,8 +24,10 @@
 //! packets (one cycle after its last packet entered the slot RAM). `start_pkt` is the
 //! packet to start from (go-back-N resumes a message at a PSN, the model's `rewind`; a READ
 //! restarts at its first missing response): it must be below the message's packet count
-//! (0 for atomics and inline WQEs). `pmtu` is the IB code 1..=5 (256..4096 bytes); other
-//! codes are not defined. `iova` is the payload's IOVA (MrCheck's answer for the SGE);
+//! (0 for atomics and inline WQEs). `stop_psn` is the window's edge: the job ends after
+//! the packet of PSN `stop_psn - 1` even if the message goes on (no `m_done` then); the
+//! requester starts another job from `start_pkt` there once the window has moved. `pmtu`
+//! is the IB code 1..=5 (256..4096 bytes); other codes are not defined. `iova` is the payload's IOVA (MrCheck's answer for the SGE);
 //! an inline WQE (`inline`, at most 32 bytes, so one packet) brings its bytes on
 //! `inline_data` (byte 0 in bits 7:0) instead.
 //!
@@ -167,6 +169,9 @@ pub struct Segmenter<const QA: usize> {
     pub s_job_pmtu: Signal<In, Bits<3>>,
     /// Packet to start from (go-back-N).
     pub s_job_start_pkt: Signal<In, Bits<24>>,
+    /// The window's edge: the job ends before the packet of this PSN (the requester's
+    /// `una + WINDOW`); far away (e.g. `first_psn + 2^23`) for a whole message.
+    pub s_job_stop_psn: Signal<In, Bits<24>>,
 
     // --- DMA read client ---
     pub m_dma_rd_req_valid: Signal<Out, Bit>,
@@ -235,6 +240,7 @@ pub struct Segmenter<const QA: usize> {
     j_off: DFF<Bits<32>>,
     j_rest: DFF<Bits<32>>,
     j_psn: DFF<Bits<24>>,
+    j_stop: DFF<Bits<24>>,
 
     // --- job intake ---
     sp32: Cat<8, 24, 32>,
@@ -249,6 +255,8 @@ pub struct Segmenter<const QA: usize> {
     off_w: Signal<Local, Bits<64>>,
     g_first: Signal<Local, Bit>,
     g_last: Signal<Local, Bit>,
+    /// The job's last packet: the message's, or the one before the window's edge.
+    g_end: Signal<Local, Bit>,
     g_pay: Signal<Local, Bits<16>>,
     g_opcode: Signal<Local, Bits<8>>,
     g_va: Signal<Local, Bits<64>>,
@@ -390,6 +398,7 @@ impl<const QA: usize> Segmenter<QA> {
             s_job_first_psn: Default::default(),
             s_job_pmtu: Default::default(),
             s_job_start_pkt: Default::default(),
+            s_job_stop_psn: Default::default(),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
             m_dma_rd_req_addr: Default::default(),
@@ -446,6 +455,7 @@ impl<const QA: usize> Segmenter<QA> {
             j_off: Default::default(),
             j_rest: Default::default(),
             j_psn: Default::default(),
+            j_stop: Default::default(),
             sp32: Default::default(),
             sp_w: Default::default(),
             in_pmtu: Default::default(),
@@ -456,6 +466,7 @@ impl<const QA: usize> Segmenter<QA> {
             off_w: Default::default(),
             g_first: Default::default(),
             g_last: Default::default(),
+            g_end: Default::default(),
             g_pay: Default::default(),
             g_opcode: Default::default(),
             g_va: Default::default(),
@@ -588,6 +599,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
             j_off,
             j_rest,
             j_psn,
+            j_stop,
             req_v,
             req_addr,
             req_len,
@@ -784,6 +796,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
             self.j_off.d.next = self.in_off.val();
             self.j_rest.d.next = self.s_job_len.val() - self.in_off.val();
             self.j_psn.d.next = self.s_job_first_psn.val() + self.s_job_start_pkt.val();
+            self.j_stop.d.next = self.s_job_stop_psn.val();
         }
 
         // ================= packet generation =================
@@ -793,6 +806,8 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.g_first.next = self.j_off.q.val() == self.zero32.val();
         self.g_last.next = !(self.j_send.q.val() | self.j_write.q.val())
             | (self.j_rest.q.val() <= self.j_pmtu.q.val());
+        self.g_end.next =
+            self.g_last.val() | ((self.j_psn.q.val() + self.one24.val()) == self.j_stop.q.val());
         self.g_pay.next = self.zero16.val();
         if self.j_send.q.val() | self.j_write.q.val() {
             if self.j_rest.q.val() <= self.j_pmtu.q.val() {
@@ -954,7 +969,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
                 self.req_len.d.next = self.g_pay.val();
                 self.req_tag.d.next = self.tag8.y.val();
             }
-            if self.g_last.val() {
+            if self.g_end.val() {
                 self.active.d.next = false;
             } else {
                 self.j_off.d.next = self.j_off.q.val() + self.j_pmtu.q.val();
@@ -1149,6 +1164,7 @@ mod tests {
             u.s_job_first_psn.next = u64::from(self.first_psn).into();
             u.s_job_pmtu.next = u64::from(self.pmtu_code).into();
             u.s_job_start_pkt.next = u64::from(self.start_pkt).into();
+            u.s_job_stop_psn.next = u64::from((self.first_psn + (1 << 23)) & 0xff_ffff).into();
         }
     }
 

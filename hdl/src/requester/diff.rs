@@ -17,8 +17,9 @@
 //! and the op ring: one op per fetched WQE with its `wr_id`, PSNs back to back from the
 //! connection's first PSN, every frame the model sent inside its op's PSN range.
 //!
-//! Every stream stays within the 1024-PSN window (messages of at most a few packets), so
-//! the model and the RTL agree without ACKs; the window rule itself is not exercised.
+//! Without a peer every stream stays within the 1024-PSN window (messages of at most a few
+//! packets), so the model and the RTL agree without ACKs; the window rule is exercised by
+//! [`long_message_matches_the_model`] (a message longer than the window, with a peer).
 
 use super::*;
 use crate::bench::{Bench, Rng};
@@ -64,7 +65,14 @@ struct Conn {
     dest_ip: [u8; 4],
     udp_sport: u16,
     max_rd: u8,
+    /// The local ACK timeout (31 unless losses are on: [`TIMEOUT_LOSS`]).
+    timeout: u8,
 }
+
+/// The ACK timeout with losses: 4.096 us * 2^3, 8192 cycles.
+const TIMEOUT_LOSS: u8 = 3;
+/// Quiet cycles that end a run with losses: past two ACK timeouts.
+const QUIET_LOSS: u32 = 3000 + 2 * (1024 << TIMEOUT_LOSS);
 
 impl Conn {
     fn random(rng: &mut Rng, qpn: u32) -> Conn {
@@ -81,10 +89,49 @@ impl Conn {
             dest_ip: [10, 0, 2, qpn as u8],
             udp_sport: 0xc000 | rng.below(0x4000) as u16,
             max_rd: [0, 1, 2, 4, 16][rng.below(5) as usize],
+            timeout: 31,
         }
     }
     fn pmtu(&self) -> u32 {
         128 << self.pmtu_code
+    }
+}
+
+/// A long message's buffers on both sides: MR 6 (every right) over a third mapped region,
+/// room for 1280 packets of 256 bytes (longer than the 1024-PSN window).
+const BIG_BASE: u64 = 0x100_0000;
+const BIG_LEN: usize = 0x5_0000;
+const BIG_MR: (u32, u32, u64, u64, u64, u32) = (
+    6,
+    rocenic_proto::abi::verbs::access::ALL,
+    0xC000_0000,
+    BIG_BASE,
+    BIG_LEN as u64,
+    PDN,
+);
+
+/// The bench's MRs: the responder bench's and [`BIG_MR`].
+fn all_mrs() -> Vec<(u32, u32, u64, u64, u64, u32)> {
+    MRS.iter().copied().chain([BIG_MR]).collect()
+}
+
+/// A WRITE of 1100 to 1199 packets at PMTU 256 from our MR 6 to the peer's.
+fn long_write(rng: &mut Rng, wr_id: u64) -> SendWqe {
+    let len = 1100 * 256 + rng.below(99 * 256) as u32;
+    let room = BIG_LEN as u64 - u64::from(len);
+    SendWqe {
+        wr_id,
+        opcode: WrOpcode::RdmaWrite,
+        flags: send_flags::SIGNALED,
+        remote_addr: BIG_MR.2 + rng.below(room),
+        rkey: key_of(BIG_MR.0),
+        num_sge: 1,
+        sge: Sge {
+            addr: BIG_MR.2 + rng.below(room),
+            length: len,
+            lkey: key_of(BIG_MR.0),
+        },
+        ..SendWqe::default()
     }
 }
 
@@ -148,6 +195,9 @@ struct Shim {
     /// Frames held back and frames duplicated.
     delayed: usize,
     duplicated: usize,
+    /// Losses on (a frame's first pass dropped now and then), and the frames dropped.
+    loss: bool,
+    lost: usize,
 }
 
 impl Shim {
@@ -172,6 +222,10 @@ impl Shim {
         x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         x ^= x >> 31;
+        if self.loss && (x >> 40) % 100 < 6 {
+            self.lost += 1;
+            return;
+        }
         match x % 100 {
             0..=5 => {
                 self.delayed += 1;
@@ -414,6 +468,13 @@ struct Stats {
     delayed: usize,
     duplicated: usize,
     retransmits: usize,
+    /// With losses: frames lost (both sides), the RTL's AckTimeouts and Retransmits pulses.
+    lost: usize,
+    timeouts: usize,
+    rtx_pulses: usize,
+    /// Long messages (past the window) whose first 1024 packets, and no more, left
+    /// before any response came.
+    long_msgs: usize,
 }
 
 impl Stats {
@@ -434,6 +495,10 @@ impl Stats {
         self.delayed += o.delayed;
         self.duplicated += o.duplicated;
         self.retransmits += o.retransmits;
+        self.lost += o.lost;
+        self.timeouts += o.timeouts;
+        self.rtx_pulses += o.rtx_pulses;
+        self.long_msgs += o.long_msgs;
         for (m, from) in [
             (&mut self.opcodes, o.opcodes),
             (&mut self.cqes, o.cqes),
@@ -470,6 +535,8 @@ struct Rtl {
     peer: Option<Model>,
     /// The faults on the link to the peer.
     shim: Shim,
+    /// Cycles to hold the responses back at the start of the next run (0: as usual).
+    hold_next: u32,
 }
 
 /// See [`Rtl::io`].
@@ -515,6 +582,11 @@ struct RtlOut {
     dma_writes: usize,
     /// The most ops a `qpr` write-back left in a QP's ring.
     max_ring: u64,
+    /// Frames sent when the responses held back at the start were let go.
+    at_release: Option<usize>,
+    /// AckTimeouts and Retransmits pulses.
+    timeouts: usize,
+    rtx_pulses: usize,
 }
 
 impl Rtl {
@@ -527,11 +599,18 @@ impl Rtl {
     fn run(&mut self, clr: &[u32], dbs: &[(u32, u32)]) -> RtlOut {
         self.io.clr.extend(clr.iter().copied());
         self.io.dbs.extend(dbs.iter().copied());
-        if self.peer.is_some() && self.rng.percent(50) {
+        if self.hold_next > 0 {
+            self.io.hold = std::mem::take(&mut self.hold_next);
+        } else if self.peer.is_some() && self.rng.percent(50) {
             self.io.hold = 3000;
         }
         let mut quiet = 0;
-        for _ in 0..200_000 {
+        let (quiet_max, steps) = if self.shim.loss {
+            (QUIET_LOSS, 3_000_000)
+        } else {
+            (3000, 200_000)
+        };
+        for _ in 0..steps {
             let busy = self.step((0, 0));
             // (A WQE held back by max_rd_atomic or FENCE is read again at each scan visit:
             // WQE reads and MR checks do not count as activity.)
@@ -549,7 +628,7 @@ impl Rtl {
                 && self.shim.held.is_empty();
             quiet = if busy || !idle { 0 } else { quiet + 1 };
             // A full scan of the 256 QPs is about 2000 cycles.
-            if quiet > 3000 {
+            if quiet > quiet_max {
                 return std::mem::take(&mut self.io.out);
             }
         }
@@ -637,6 +716,9 @@ impl Rtl {
         u.s_op_rd_qpn.next = u64::from(op.0).into();
         u.s_op_rd_slot.next = op.1.into();
         // responses, their payloads, the DMA writes of the results
+        if hold == 1 {
+            out.at_release = Some(out.frames.len());
+        }
         hold = hold.saturating_sub(1);
         let cur = rsp.front().filter(|_| rdy[12] && hold == 0);
         u.s_rsp_valid.next = cur.is_some();
@@ -844,6 +926,12 @@ impl Rtl {
             ));
             busy = true;
         }
+        if u.m_cnt_ack_timeouts.val() {
+            out.timeouts += 1;
+        }
+        if u.m_cnt_retransmits.val() {
+            out.rtx_pulses += 1;
+        }
         if u.m_rx_cnt_valid.val() {
             out.rx_cnts.push((
                 u.m_rx_cnt_code.val().to_u64() as u8,
@@ -952,6 +1040,8 @@ struct World {
     /// The faults on the model's link to its peer (`rtl.shim` on the RTL's).
     shim: Shim,
     faults: bool,
+    /// Each round, QP 5 (PMTU 256) starts with a [`long_write`].
+    long: bool,
 }
 
 /// The requester's receive counters the model keeps, in `ReqRxCheck`'s `CNT_*` order (1..).
@@ -975,7 +1065,7 @@ fn new_peer(host: Host) -> Model {
     for pdn in [PDN, OTHER_PDN] {
         p.ok(CmdOpcode::CreatePd, PdArgs { pdn }.to_args());
     }
-    for &(index, acc, va, iova, length, pdn) in &MRS {
+    for (index, acc, va, iova, length, pdn) in all_mrs() {
         let key = key_of(index);
         let args = MrArgs {
             index,
@@ -1061,8 +1151,13 @@ impl World {
     /// `faults`: the links to the peers go through a [`Shim`] (with a peer only).
     fn new(seed: u64, with_peer: bool, faults: bool) -> World {
         let mut rng = Rng::new(seed);
-        let host = Host::new(&mut rng);
-        let peer_host = Host::new(&mut Rng::new(seed ^ 0xbeef));
+        let mut host = Host::new(&mut rng);
+        host.regions
+            .push((BIG_BASE, Rng::new(seed ^ 0xb16).bytes(BIG_LEN)));
+        let mut peer_host = Host::new(&mut Rng::new(seed ^ 0xbeef));
+        peer_host
+            .regions
+            .push((BIG_BASE, Rng::new(seed ^ 0xb17).bytes(BIG_LEN)));
         let mpeer = with_peer.then(|| new_peer(peer_host.clone()));
         let peer = with_peer.then(|| new_peer(peer_host));
         let mut model = Model {
@@ -1082,7 +1177,7 @@ impl World {
             model.ok(CmdOpcode::CreatePd, PdArgs { pdn }.to_args());
         }
         let mut tables = Tables::new(256, 1024, 256);
-        for &(index, acc, va, iova, length, pdn) in &MRS {
+        for (index, acc, va, iova, length, pdn) in all_mrs() {
             let key = key_of(index);
             model.ok(
                 CmdOpcode::RegMr,
@@ -1129,6 +1224,7 @@ impl World {
                 io: Io::default(),
                 peer,
                 shim: Shim::new(faults, seed ^ 0xfa17),
+                hold_next: 0,
             },
             mpeer,
             rng,
@@ -1138,6 +1234,7 @@ impl World {
             counts: [0; 4],
             shim: Shim::new(faults, seed ^ 0xfa17),
             faults,
+            long: false,
         };
         for (i, &qpn) in QPS.iter().enumerate() {
             let cqn = 1 + i as u32;
@@ -1200,7 +1297,7 @@ impl World {
             dest_mac: c.dest_mac,
             dest_ip: c.dest_ip,
             udp_sport: c.udp_sport,
-            timeout: 31,
+            timeout: c.timeout,
             retry_cnt: 7,
             rnr_retry: 7,
             max_rd_atomic: c.max_rd,
@@ -1223,7 +1320,7 @@ impl World {
         set(a, f, "dest_mac", u48(c.dest_mac));
         set(a, f, "dest_ip", u64::from(u32::from_be_bytes(c.dest_ip)));
         set(a, f, "udp_sport", u64::from(c.udp_sport));
-        set(a, f, "timeout", 31);
+        set(a, f, "timeout", u64::from(c.timeout));
         set(a, f, "retry_cnt", 7);
         set(a, f, "rnr_retry", 7);
         set(a, f, "max_rd_atomic", u64::from(c.max_rd));
@@ -1262,7 +1359,8 @@ impl World {
         let (mut rx, mut tx) = (VecDeque::new(), Vec::new());
         let (mut prx, mut ptx) = (VecDeque::new(), Vec::new());
         let mut quiet = 0;
-        while quiet < 3000 {
+        let quiet_max = if self.shim.loss { QUIET_LOSS } else { 3000 };
+        while quiet < quiet_max {
             let (a, b) = (tx.len(), ptx.len());
             self.model.tick(&mut rx, &mut tx);
             for f in &tx[a..] {
@@ -1294,10 +1392,18 @@ impl World {
     /// doorbell rung on both sides, then everything compared.
     fn round(&mut self) {
         let rx = self.mpeer.is_some();
-        let conns: Vec<Conn> = QPS
+        let mut conns: Vec<Conn> = QPS
             .iter()
             .map(|&q| Conn::random(&mut self.rng, q))
             .collect();
+        if self.long {
+            conns[0].pmtu_code = 1;
+        }
+        if self.shim.loss {
+            for c in conns.iter_mut() {
+                c.timeout = TIMEOUT_LOSS;
+            }
+        }
         for (i, &c) in conns.iter().enumerate() {
             self.connect(i, c);
         }
@@ -1308,14 +1414,17 @@ impl World {
         for _batch in 0..1 + self.rng.below(3) {
             for (i, &qpn) in QPS.iter().enumerate() {
                 let k = self.rng.below(per_batch);
-                for _ in 0..k {
+                let long = self.long && i == 0 && posted[i].is_empty();
+                for n in 0..k + u64::from(long) {
                     if posted[i].len() == most {
                         break;
                     }
                     let idx = posted[i].len() as u64;
                     let wr_id = (self.round as u64) << 32 | u64::from(qpn) << 16 | idx;
                     let pmtu = conns[i].pmtu();
-                    let w = if rx {
+                    let w = if long && n == 0 {
+                        long_write(&mut self.rng, wr_id)
+                    } else if rx {
                         random_wqe_rx(&mut self.rng, pmtu, wr_id, i, &mut self.stats)
                     } else {
                         random_wqe(&mut self.rng, pmtu, wr_id, &mut self.stats)
@@ -1335,8 +1444,29 @@ impl World {
         } else {
             self.run_model()
         };
+        if self.long {
+            // every response held back until the window has long been full
+            self.rtl.hold_next = 40_000;
+        }
         let out = self.rtl.run(&QPS, &dbs);
         let mut any_err = false;
+        if self.long {
+            let dest = conns[0].dest_qpn;
+            let Some(at) = out.at_release else {
+                self.fail("the responses were never held back")
+            };
+            let before = out.frames[..at]
+                .iter()
+                .filter(|f| frame_dest(f) == dest)
+                .count();
+            if before != WINDOW as usize {
+                self.fail(&format!(
+                    "QP {}: {before} frames sent before any response, want the window ({WINDOW})",
+                    QPS[0]
+                ));
+            }
+            self.stats.long_msgs += 1;
+        }
 
         for (i, &qpn) in QPS.iter().enumerate() {
             let c = conns[i];
@@ -1543,6 +1673,14 @@ impl World {
                     BUF_BASE + k as u64
                 ));
             }
+            let mp = &self.mpeer.as_ref().expect("a peer").host.regions[2].1;
+            let rp = &self.rtl.peer.as_ref().expect("a peer").host.regions[2].1;
+            if let Some(k) = (0..mp.len()).find(|&k| mp[k] != rp[k]) {
+                self.fail(&format!(
+                    "the peers' memory differs at {:#x}",
+                    BIG_BASE + k as u64
+                ));
+            }
         }
         let now: Vec<u64> = RX_COUNTERS
             .iter()
@@ -1567,6 +1705,9 @@ impl World {
         self.stats.dma_writes += out.dma_writes;
         self.stats.delayed = self.shim.delayed + self.rtl.shim.delayed;
         self.stats.duplicated = self.shim.duplicated + self.rtl.shim.duplicated;
+        self.stats.lost = self.shim.lost + self.rtl.shim.lost;
+        self.stats.timeouts += out.timeouts;
+        self.stats.rtx_pulses += out.rtx_pulses;
         if out.max_ring == 16 {
             self.stats.ring_full += 1;
         }
@@ -1577,6 +1718,22 @@ impl World {
 /// `{env}_ROUNDS` change them; `{env}_SEED=hex` replays one seed), seeds from `base`;
 /// returns the figures summed.
 fn run_seeds(env: &str, base: u64, seeds: u64, rounds: usize, peer: bool, faults: bool) -> Stats {
+    run_seeds_with(env, base, seeds, rounds, peer, faults, false, false)
+}
+
+/// [`run_seeds`], with a [`long_write`] on QP 5 each round when `long`, frames lost on
+/// the links when `loss` (with `faults`).
+#[allow(clippy::too_many_arguments)]
+fn run_seeds_with(
+    env: &str,
+    base: u64,
+    seeds: u64,
+    rounds: usize,
+    peer: bool,
+    faults: bool,
+    long: bool,
+    loss: bool,
+) -> Stats {
     let var = |k: &str| std::env::var(format!("{env}_{k}")).ok();
     let seeds: u64 = var("SEEDS").and_then(|s| s.parse().ok()).unwrap_or(seeds);
     let rounds: usize = var("ROUNDS").and_then(|s| s.parse().ok()).unwrap_or(rounds);
@@ -1587,6 +1744,9 @@ fn run_seeds(env: &str, base: u64, seeds: u64, rounds: usize, peer: bool, faults
     let mut total = Stats::default();
     for seed in list {
         let mut w = World::new(seed, peer, faults);
+        w.long = long;
+        w.shim.loss = loss;
+        w.rtl.shim.loss = loss;
         for _ in 0..rounds {
             w.round();
         }
@@ -1705,4 +1865,47 @@ fn faults_match_the_model() {
 #[ignore = "known failure of the go-back-N path, not yet found (see the doc comment)"]
 fn fault_seed_0xfa170000_is_not_recovered() {
     run_seeds("REQ_FAULT_KNOWN", 0xfa17_0000, 1, 1, true, true);
+}
+
+/// With a peer: each round QP 5 (PMTU 256) starts with a WRITE of 1100 to 1199 packets,
+/// longer than the 1024-PSN window, and the responses are held back at first: exactly the
+/// window's 1024 packets of it leave before any response, the rest as ACKs move the window
+/// (the Segmenter job cut at the window's edge, the cursor held and resumed). Frames byte
+/// for byte, CQEs, the drained ring and window, memory (the peer's copy of the message)
+/// compared as in [`responses_match_the_model`].
+///
+/// One seed of two rounds by default; `REQ_LONG_SEEDS`, `REQ_LONG_ROUNDS` widen it,
+/// `REQ_LONG_SEED=hex` replays one.
+#[test]
+fn long_message_matches_the_model() {
+    let total = run_seeds_with("REQ_LONG", 0x1047_0000, 1, 2, true, false, true, false);
+    eprintln!("requester diff with long messages: {total:?}");
+    assert!(total.long_msgs > 0 && total.drained > 0, "{total:?}");
+    assert!(
+        total.ok_by_op.contains_key(&u8::from(WcOpcode::RdmaWrite)),
+        "{total:?}"
+    );
+}
+
+/// With a peer, faults as in [`faults_match_the_model`] and losses: the first pass of a
+/// frame (request or response, 6%) is dropped now and then, so that only the ACK timer
+/// (`QpTimers`, armed at each job and on progress, 8192 cycles here) recovers some of them:
+/// a retry and go-back-N from `una`. CQEs, QP errors, the drained ring and window, memory
+/// compared as with faults; requires losses, AckTimeouts pulses and retransmissions, and
+/// the Retransmits pulses must count the frames the bench saw sent again.
+///
+/// Two seeds of three rounds by default; `REQ_LOSS_SEEDS`, `REQ_LOSS_ROUNDS` widen it,
+/// `REQ_LOSS_SEED=hex` replays one.
+#[test]
+fn losses_match_the_model() {
+    let total = run_seeds_with("REQ_LOSS", 0x1055_0000, 2, 3, true, true, false, true);
+    eprintln!("requester diff with losses: {total:?}");
+    assert!(total.responses > 50 && total.drained > 0, "{total:?}");
+    assert!(total.lost > 0, "no frame lost: {total:?}");
+    assert!(total.timeouts > 0, "no ACK timeout: {total:?}");
+    assert!(total.retransmits > 0, "no retransmission: {total:?}");
+    assert_eq!(
+        total.rtx_pulses, total.retransmits,
+        "Retransmits pulses vs frames sent again: {total:?}"
+    );
 }
