@@ -6,8 +6,9 @@
 //! The engine has the control plane (register file, command engine, context tables), the
 //! RX front end, the responder side of the datapath (it answers SEND, WRITE, READ and
 //! atomics of a peer) and the requester's fault-free path (`driver/tests/rtl.rs` runs it
-//! both ways against a model NIC), but its requester does not yet recover from a lost
-//! packet (no ACK timer), wait out an RNR NAK or flush its send queue on an error.
+//! both ways against a model NIC); its requester has go-back-N and an ACK timer (held to
+//! the model with lost frames by its block bench, not yet through the driver), but does
+//! not yet wait out an RNR NAK or flush its send queue on an error.
 //! [`require_datapath`] is the one place that says so; the CLI commands call it where
 //! they would need those paths (a lossy link in `demo` / `perf`, the client roles on a
 //! real wire) and fail at once instead of waiting for completions that may never come. On a real wire (`rocenic perftest --backend rtl`, see `crate::cli::wire`) the
@@ -26,8 +27,9 @@ use crate::{Error, Result};
 /// What the RTL engine still lacks for RDMA traffic, or `None` once it has it. Delete the
 /// `Some` (and this comment) when the requester recovers from faults.
 pub const DATAPATH_MISSING: Option<&str> = Some(
-    "the RTL engine's requester has only its fault-free path (no ACK timeout, RNR wait or \
-     send-queue flush yet): see docs/rtl-architecture.md",
+    "the RTL engine's requester has only its fault-free path through the driver (no RNR \
+     wait or send-queue flush yet, and its ACK timeout is not yet tested here): see \
+     docs/rtl-architecture.md",
 );
 
 /// Fails with [`Error::BackendLacks`] while the RTL engine cannot move RDMA traffic.
