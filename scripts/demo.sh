@@ -2,11 +2,11 @@
 # The main job: two simulated rocenic NICs run every RDMA operation against each other,
 # every completion and byte is checked, and the wire capture is judged by scapy and tshark.
 #
-# By default both NICs are the Verilated RTL engine (--backend rtl), with messages up to
-# 128 KiB (the RTL simulates about 10-50 thousand cycles a second; the model's default of
-# 1 MiB takes far longer there). If Verilator cannot be installed, the behavioural model
-# runs instead, and this script says so. Extra arguments go to `rocenic demo`
-# (e.g. --backend model --loss 0.02, --seed 7, --max-size 1048576).
+# By default both NICs are the Verilated RTL engine (--backend rtl): every operation kind
+# from 0 B to 1 MiB at every PMTU, about 2.5 million simulated cycles (minutes: the RTL
+# simulates tens of thousands of cycles a second). If Verilator cannot be installed, the
+# behavioural model runs instead, and this script says so. Extra arguments go to
+# `rocenic demo` (e.g. --backend model --loss 0.02, --seed 7, --max-size 65536).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh oracles
@@ -24,7 +24,6 @@ defaults=()
 if ! has --backend "$@"; then
     if bash scripts/install-deps.sh rtl; then
         defaults+=(--backend rtl)
-        has --max-size "$@" || defaults+=(--max-size 131072)
     else
         echo "demo: Verilator could not be installed (see above), so the behavioural model" \
             "runs instead of the RTL engine (--backend model)." >&2
