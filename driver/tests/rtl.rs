@@ -730,6 +730,8 @@ struct ScenarioResult {
 }
 
 const SCENARIO_BUF: usize = 1 << 16;
+/// Cycles a scenario waits for a completion.
+const SCENARIO_WAIT: u64 = 3_000_000;
 
 /// Node A (a model NIC, the requester) and node B (`b`, the responder under test) in one
 /// world ([`scenario_pair`]), each with a PD, two CQs, an RC QP and a 64 KiB MR (all access), connected at
@@ -803,15 +805,11 @@ fn scenario_pair<DA: rocenic_sim::Device + 'static, DB: rocenic_sim::Device + 's
     (p.world, a, b)
 }
 
-/// [`scenario_sides`] with `b` as the responder (A a model NIC, PMTU 1024); B
-/// posts two receives, A runs SEND (3000 B), WRITE (2500 B), WRITE with immediate
-/// (1500 B), READ (2100 B), FETCH_ADD and CMP_SWAP one at a time, each waited for.
-fn responder_scenario<D: rocenic_sim::Device + 'static>(b: D) -> ScenarioResult {
-    use rocenic_driver::{send_flags, AtomicWr, RdmaWr, RecvWr, SendWr, WrOpcode};
-    const T: u64 = 3_000_000;
-    let (_world, mut a, mut b) = scenario_sides(b);
-
-    // B's receives: the SEND lands in the first, the WRITE with immediate takes the second.
+/// The scenarios' work: B posts two receives (the SEND lands in the first, the WRITE
+/// with immediate takes the second), and the six requests A runs (SEND 3000 B, WRITE
+/// 2500 B, WRITE with immediate 1500 B, READ 2100 B, FETCH_ADD, CMP_SWAP that hits).
+fn scenario_wrs(a: &RSide, b: &mut RSide) -> Vec<rocenic_driver::SendWr> {
+    use rocenic_driver::{AtomicWr, RdmaWr, RecvWr, SendWr, WrOpcode};
     let recvs = [
         RecvWr {
             wr_id: 100,
@@ -835,7 +833,7 @@ fn responder_scenario<D: rocenic_sim::Device + 'static>(b: D) -> ScenarioResult 
         swap,
         rkey: b.mr.rkey,
     };
-    let wrs = [
+    vec![
         SendWr {
             wr_id: 1,
             opcode: WrOpcode::Send,
@@ -878,18 +876,33 @@ fn responder_scenario<D: rocenic_sim::Device + 'static>(b: D) -> ScenarioResult 
             atomic: atomic(32776, u64::from_le_bytes(cmp), 0x1122_3344_5566_7788),
             ..SendWr::default()
         },
-    ];
-    let mut a_wcs = Vec::new();
+    ]
+}
+
+/// Posts each of `wrs` signaled on A and waits for its completion before the next.
+fn run_one_at_a_time(a: &mut RSide, wrs: Vec<rocenic_driver::SendWr>) -> Vec<rocenic_driver::Wc> {
+    use rocenic_driver::{send_flags, SendWr};
+    let mut wcs = Vec::new();
     for wr in wrs {
         let wr = SendWr {
             send_flags: send_flags::SIGNALED,
             ..wr
         };
         a.ctx.post_send(a.qp, &[wr]).unwrap();
-        let wc = a.ctx.wait_cq(a.scq, 1, T).unwrap();
-        a_wcs.extend(wc);
+        wcs.extend(a.ctx.wait_cq(a.scq, 1, SCENARIO_WAIT).unwrap());
     }
-    let b_wcs = b.ctx.wait_cq(b.rcq, 2, T).unwrap();
+    wcs
+}
+
+/// [`scenario_sides`] with `b` as the responder (A a model NIC, PMTU 1024); B
+/// posts two receives, A runs SEND (3000 B), WRITE (2500 B), WRITE with immediate
+/// (1500 B), READ (2100 B), FETCH_ADD and CMP_SWAP one at a time, each waited for.
+fn responder_scenario<D: rocenic_sim::Device + 'static>(b: D) -> ScenarioResult {
+    let (_world, mut a, mut b) = scenario_sides(b);
+
+    let wrs = scenario_wrs(&a, &mut b);
+    let a_wcs = run_one_at_a_time(&mut a, wrs);
+    let b_wcs = b.ctx.wait_cq(b.rcq, 2, SCENARIO_WAIT).unwrap();
     let mut a_mem = vec![0; SCENARIO_BUF];
     let mut b_mem = vec![0; SCENARIO_BUF];
     a.ctx.read(&a.buf, 0, &mut a_mem).unwrap();
@@ -961,7 +974,6 @@ type OrderedResult = (Vec<Vec<u8>>, Vec<rocenic_driver::Wc>);
 fn ordered_scenario<D: rocenic_sim::Device + 'static>(b: D) -> OrderedResult {
     use rocenic_driver::{send_flags, AtomicWr, RdmaWr, RecvWr, SendWr, WrOpcode};
     use rocenic_sim::{read_pcap, SharedBuffer, TapPoint};
-    const T: u64 = 3_000_000;
     let (world, mut a, mut b) = scenario_sides(b);
     let recv = RecvWr {
         wr_id: 100,
@@ -1023,7 +1035,7 @@ fn ordered_scenario<D: rocenic_sim::Device + 'static>(b: D) -> OrderedResult {
         ..wr
     });
     a.ctx.post_send(a.qp, &wrs).unwrap();
-    let a_wcs = a.ctx.wait_cq(a.scq, 5, T).unwrap();
+    let a_wcs = a.ctx.wait_cq(a.scq, 5, SCENARIO_WAIT).unwrap();
     // Let any late frame of B's out before the capture ends.
     a.ctx.wait(20_000);
     world.borrow_mut().close_taps().unwrap();
@@ -1098,86 +1110,24 @@ struct RequesterResult {
 /// response packets), FETCH_ADD, CMP_SWAP, WRITE (5000 B: five packets), and last a
 /// WRITE with a wrong rkey (B NAKs it: remote access error; A's QP enters the error state).
 fn requester_scenario<D: rocenic_sim::Device + 'static>(a: D) -> RequesterResult {
-    use rocenic_driver::{send_flags, AtomicWr, RdmaWr, RecvWr, SendWr, WrOpcode};
+    use rocenic_driver::{RdmaWr, SendWr, WrOpcode};
     use rocenic_sim::{read_pcap, SharedBuffer, TapPoint};
-    const T: u64 = 3_000_000;
     let (world, mut a, mut b) = scenario_pair(a, Nic::new(NicConfig::default()));
-    let recvs = [
-        RecvWr {
-            wr_id: 100,
-            sg_list: vec![b.mr.sge(0, 4096)],
-        },
-        RecvWr {
-            wr_id: 101,
-            sg_list: vec![b.mr.sge(8192, 64)],
-        },
-    ];
-    b.ctx.post_recv(b.qp, &recvs).unwrap();
-    let mut cmp = [0u8; 8];
-    b.ctx.read(&b.buf, 32776, &mut cmp).unwrap();
     let tap = SharedBuffer::new();
     world
         .borrow_mut()
         .add_tap(TapPoint::Sent, None, tap.clone())
         .unwrap();
-    let rdma = |off: u64| RdmaWr {
-        remote_addr: b.mr.addr + off,
-        rkey: b.mr.rkey,
-    };
-    let atomic = |off: u64, compare_add, swap| AtomicWr {
-        remote_addr: b.mr.addr + off,
-        compare_add,
-        swap,
-        rkey: b.mr.rkey,
-    };
-    let wrs = [
-        SendWr {
-            wr_id: 1,
-            opcode: WrOpcode::Send,
-            sg_list: vec![a.mr.sge(0, 3000)],
-            ..SendWr::default()
-        },
-        SendWr {
-            wr_id: 2,
-            opcode: WrOpcode::RdmaWrite,
-            sg_list: vec![a.mr.sge(4096, 2500)],
-            rdma: rdma(16384),
-            ..SendWr::default()
-        },
-        SendWr {
-            wr_id: 3,
-            opcode: WrOpcode::RdmaWriteWithImm,
-            sg_list: vec![a.mr.sge(8192, 1500)],
-            imm_data: 0xC0FF_EE01,
-            rdma: rdma(20480),
-            ..SendWr::default()
-        },
-        SendWr {
-            wr_id: 4,
-            opcode: WrOpcode::RdmaRead,
-            sg_list: vec![a.mr.sge(12288, 2100)],
-            rdma: rdma(24576),
-            ..SendWr::default()
-        },
-        SendWr {
-            wr_id: 5,
-            opcode: WrOpcode::AtomicFetchAndAdd,
-            sg_list: vec![a.mr.sge(16384, 8)],
-            atomic: atomic(32768, 5, 0),
-            ..SendWr::default()
-        },
-        SendWr {
-            wr_id: 6,
-            opcode: WrOpcode::AtomicCmpAndSwp,
-            sg_list: vec![a.mr.sge(16392, 8)],
-            atomic: atomic(32776, u64::from_le_bytes(cmp), 0x1122_3344_5566_7788),
-            ..SendWr::default()
-        },
+    let mut wrs = scenario_wrs(&a, &mut b);
+    wrs.extend([
         SendWr {
             wr_id: 7,
             opcode: WrOpcode::RdmaWrite,
             sg_list: vec![a.mr.sge(20480, 5000)],
-            rdma: rdma(40960),
+            rdma: RdmaWr {
+                remote_addr: b.mr.addr + 40960,
+                rkey: b.mr.rkey,
+            },
             ..SendWr::default()
         },
         SendWr {
@@ -1190,18 +1140,9 @@ fn requester_scenario<D: rocenic_sim::Device + 'static>(a: D) -> RequesterResult
             },
             ..SendWr::default()
         },
-    ];
-    let mut a_wcs = Vec::new();
-    for wr in wrs {
-        let wr = SendWr {
-            send_flags: send_flags::SIGNALED,
-            ..wr
-        };
-        a.ctx.post_send(a.qp, &[wr]).unwrap();
-        let wc = a.ctx.wait_cq(a.scq, 1, T).unwrap();
-        a_wcs.extend(wc);
-    }
-    let b_wcs = b.ctx.wait_cq(b.rcq, 2, T).unwrap();
+    ]);
+    let a_wcs = run_one_at_a_time(&mut a, wrs);
+    let b_wcs = b.ctx.wait_cq(b.rcq, 2, SCENARIO_WAIT).unwrap();
     // Let any late frame of A's out before the capture ends.
     a.ctx.wait(20_000);
     world.borrow_mut().close_taps().unwrap();

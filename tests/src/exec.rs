@@ -65,6 +65,19 @@ pub struct ExecOpts {
     pub budget: u64,
 }
 
+impl ExecOpts {
+    /// The options of `case` (its receive delay and batching), with the given settle time
+    /// and budget.
+    pub fn for_case(case: &crate::case::Case, settle: u64, budget: u64) -> Self {
+        ExecOpts {
+            recv_delay: case.recv_delay as u64,
+            batch: case.batch as usize,
+            settle,
+            budget,
+        }
+    }
+}
+
 struct SendStream {
     side: Side,
     qp: usize,

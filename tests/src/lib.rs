@@ -114,12 +114,7 @@ pub fn run_case_hook(
     record_frames: bool,
     hook: impl FnOnce(&mut Pair),
 ) -> Result<Outcome, String> {
-    let opts = ExecOpts {
-        recv_delay: case.recv_delay as u64,
-        batch: case.batch as usize,
-        settle: settle_cycles(case),
-        budget: exec::RUN_BUDGET,
-    };
+    let opts = ExecOpts::for_case(case, settle_cycles(case), exec::RUN_BUDGET);
     run_case_setup(case, &setup_of(case, record_frames), opts, hook)
 }
 

@@ -35,6 +35,7 @@ use rocenic_proto::wire::{BthPacket, BTH_LEN, ROCE_HEADERS_LEN};
 use rocenic_tests::case::*;
 use rocenic_tests::exec::ExecOpts;
 use rocenic_tests::pair::{Nic, Setup};
+use rocenic_tests::wire::describe_frame;
 use rocenic_tests::{run_case_setup, setup_of, Outcome};
 
 /// Cases per differential property: `ROCENIC_RTL_CASES`, default 200.
@@ -64,8 +65,12 @@ fn rtl_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         rng_seed: RngSeed::Fixed(rng_seed()),
-        // Each shrink step runs the RTL: a few dozen are enough to make a case readable.
-        max_shrink_iters: 16,
+        // Each shrink step runs the RTL: a few dozen are enough to make a case readable;
+        // `PROPTEST_MAX_SHRINK_ITERS` asks for more when a case is being hunted down.
+        max_shrink_iters: std::env::var("PROPTEST_MAX_SHRINK_ITERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16),
         ..config()
     }
 }
@@ -108,23 +113,25 @@ fn diff_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A fault-free case of 1 to 8 [`diff_op`]s with generated queue depths, as generated
+/// (each op from either side): the properties below reshape it.
+fn diff_case() -> impl Strategy<Value = Case> {
+    base(
+        prop::collection::vec(diff_op(), 1..=8),
+        depth(),
+        Just(64u32),
+    )
+}
+
 /// A fault-free case of up to 8 ops of up to 64 KiB, all issued by A, sometimes with one
 /// request that must fail a protection check, at PMTU 256..4096
 /// ([`pipelined_unless_ordered`]).
 fn a_issues_everything() -> impl Strategy<Value = Case> {
-    (
-        base(
-            prop::collection::vec(diff_op(), 1..=8),
-            depth(),
-            Just(64u32),
-        ),
-        prop::option::weighted(0.2, (0u8..6, inject())),
-    )
-        .prop_map(|(mut c, inject)| {
-            pipelined_unless_ordered(&mut c);
-            c.inject = inject;
-            c
-        })
+    (diff_case(), prop::option::weighted(0.2, (0u8..6, inject()))).prop_map(|(mut c, inject)| {
+        pipelined_unless_ordered(&mut c);
+        c.inject = inject;
+        c
+    })
 }
 
 /// Makes A issue every op; the ops keep their QPs and queue depths, so messages go back
@@ -160,12 +167,7 @@ fn run_on(case: &Case, nics: [Nic; 2], budget: u64) -> Result<Outcome, TestCaseE
         nics,
         ..setup_of(case, true)
     };
-    let opts = ExecOpts {
-        recv_delay: case.recv_delay as u64,
-        batch: case.batch as usize,
-        settle: SETTLE,
-        budget,
-    };
+    let opts = ExecOpts::for_case(case, SETTLE, budget);
     let t = std::time::Instant::now();
     let o = run_case_setup(case, &setup, opts, |_| {}).map_err(TestCaseError::fail)?;
     eprintln!(
@@ -204,13 +206,18 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
             let (gf, wf) = (&g.get(&qpn), &w.get(&qpn));
             let (gf, wf) = (gf.map_or(&[][..], |v| v), wf.map_or(&[][..], |v| v));
             if let Some(i) = (0..gf.len().max(wf.len())).find(|&i| gf.get(i) != wf.get(i)) {
+                let show = |f: Option<&Vec<u8>>| {
+                    f.map_or("(none)".into(), |f| {
+                        format!("{}\n         {}", describe_frame(f), hex(f))
+                    })
+                };
                 d.push(format!(
                     "{name} to QP {qpn:#x}: frame {i} of {} (RTL run) / {} (model run) differs:\n  \
                      RTL:   {}\n  model: {}",
                     gf.len(),
                     wf.len(),
-                    gf.get(i).map_or("(none)".into(), |f| hex(f)),
-                    wf.get(i).map_or("(none)".into(), |f| hex(f)),
+                    show(gf.get(i)),
+                    show(wf.get(i)),
                 ));
             }
         }
@@ -269,12 +276,7 @@ fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
 /// (No failing request: the RTL requester does not flush its send queue after an error
 /// yet.)
 fn a_sends_without_errors() -> impl Strategy<Value = Case> {
-    base(
-        prop::collection::vec(diff_op(), 1..=8),
-        depth(),
-        Just(64u32),
-    )
-    .prop_map(|mut c| {
+    diff_case().prop_map(|mut c| {
         pipelined_unless_ordered(&mut c);
         c
     })
@@ -306,12 +308,7 @@ proptest! {
 
 /// [`a_sends_without_errors`] with READs and atomics back to back too ([`all_from_a`]).
 fn back_to_back() -> impl Strategy<Value = Case> {
-    base(
-        prop::collection::vec(diff_op(), 1..=8),
-        depth(),
-        Just(64u32),
-    )
-    .prop_map(|mut c| {
+    diff_case().prop_map(|mut c| {
         all_from_a(&mut c);
         c
     })
