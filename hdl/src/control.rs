@@ -1,7 +1,8 @@
 //! `Control`: the control plane of the engine as one block — the BAR0 register file
 //! ([`RegFile`]) and the command engine with its context tables ([`CmdEngine`]), with the
 //! engine top contract's register port. What the rest of the engine gets from it: the
-//! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (`m_db_*`), QP events
+//! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
+//! on `m_cq_db_*`), QP events
 //! (`m_qpev_*`) and a read port on every context table (`s_<table>_rd_*`/`m_<table>_rd_*`,
 //! see `ctx_tables`); what it takes: counter increments (`cnt_*`).
 //!
@@ -38,6 +39,10 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub m_db_kind: Signal<Out, Bits<2>>,
     pub m_db_index: Signal<Out, Bits<16>>,
     pub m_db_value: Signal<Out, Bits<32>>,
+    pub m_cq_db_valid: Signal<Out, Bit>,
+    pub m_cq_db_ready: Signal<In, Bit>,
+    pub m_cq_db_cqn: Signal<Out, Bits<16>>,
+    pub m_cq_db_ci: Signal<Out, Bits<32>>,
     pub m_qpev_valid: Signal<Out, Bit>,
     pub m_qpev_ready: Signal<In, Bit>,
     pub m_qpev_kind: Signal<Out, Bits<2>>,
@@ -128,6 +133,10 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             m_db_kind: Default::default(),
             m_db_index: Default::default(),
             m_db_value: Default::default(),
+            m_cq_db_valid: Default::default(),
+            m_cq_db_ready: Default::default(),
+            m_cq_db_cqn: Default::default(),
+            m_cq_db_ci: Default::default(),
             m_qpev_valid: Default::default(),
             m_qpev_ready: Default::default(),
             m_qpev_kind: Default::default(),
@@ -220,6 +229,10 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.m_db_kind.next = self.regs.m_db_kind.val();
         self.m_db_index.next = self.regs.m_db_index.val();
         self.m_db_value.next = self.regs.m_db_value.val();
+        self.m_cq_db_valid.next = self.regs.m_cq_db_valid.val();
+        self.regs.m_cq_db_ready.next = self.m_cq_db_ready.val();
+        self.m_cq_db_cqn.next = self.regs.m_cq_db_cqn.val();
+        self.m_cq_db_ci.next = self.regs.m_cq_db_ci.val();
         // Register file <-> command engine.
         self.cmd.start.next = self.regs.cmd_start.val();
         self.cmd.opcode.next = self.regs.cmd_opcode.val();
@@ -305,7 +318,10 @@ pub(crate) mod driver {
         rng: Rng,
         /// Percent of cycles the doorbell and event consumers are ready.
         pub ready_pct: u32,
+        /// SQ/RQ doorbells, in the order they left.
         pub doorbells: Vec<Db>,
+        /// CQ doorbells (kind `DB_CQ`), in the order they left.
+        pub cq_doorbells: Vec<Db>,
         pub events: Vec<(u64, u64)>,
         /// Counter increments to apply in the next cycle, then cleared.
         pub inc: u16,
@@ -321,6 +337,7 @@ pub(crate) mod driver {
                 rng: Rng::new(seed),
                 ready_pct,
                 doorbells: vec![],
+                cq_doorbells: vec![],
                 events: vec![],
                 inc: 0,
                 tx_bytes: 0,
@@ -347,6 +364,7 @@ pub(crate) mod driver {
             let ready = self.rng.percent(self.ready_pct);
             let u = &mut self.bench.uut;
             u.m_db_ready.next = ready;
+            u.m_cq_db_ready.next = ready;
             u.m_qpev_ready.next = ready;
             u.m_cqev_ready.next = ready;
             u.cnt_inc.next = u64::from(self.inc).into();
@@ -359,6 +377,13 @@ pub(crate) mod driver {
                     u.m_db_kind.val().to_u64(),
                     u.m_db_index.val().to_u64(),
                     u.m_db_value.val().to_u32(),
+                ));
+            }
+            if u.m_cq_db_valid.val() && u.m_cq_db_ready.val() {
+                self.cq_doorbells.push((
+                    crate::regfile::DB_CQ,
+                    u.m_cq_db_cqn.val().to_u64(),
+                    u.m_cq_db_ci.val().to_u32(),
                 ));
             }
             if u.m_qpev_valid.val() && u.m_qpev_ready.val() {
@@ -998,9 +1023,14 @@ mod tests {
         for _ in 0..200 {
             rtl.step();
         }
+        let (want_cq, want_qp): (Vec<_>, Vec<_>) = want_db.into_iter().partition(|d| d.0 == DB_CQ);
         assert_eq!(
-            rtl.doorbells, want_db,
-            "seed {seed}: doorbells, in write order"
+            rtl.doorbells, want_qp,
+            "seed {seed}: SQ/RQ doorbells, in write order"
+        );
+        assert_eq!(
+            rtl.cq_doorbells, want_cq,
+            "seed {seed}: CQ doorbells, in write order"
         );
         assert_eq!(rtl.events, want_ev, "seed {seed}: QP events");
         // Every counter still equal (no traffic: zero on both) and the LO/HI pairs agree.
@@ -1123,37 +1153,59 @@ mod directed {
         assert!(u64::from(b) < cycles, "counts from reset");
     }
 
+    /// Offers a write to `off` for one cycle without a consumer and says whether the
+    /// register port would take it.
+    fn write_is_taken(rtl: &mut Rtl, off: u32) -> bool {
+        let u = &mut rtl.bench.uut;
+        u.reg_valid.next = true;
+        u.reg_write.next = true;
+        u.reg_addr.next = u64::from(off).into();
+        u.reg_wdata.next = 7u64.into();
+        rtl.bench.settle();
+        let taken = rtl.bench.uut.reg_ready.val();
+        rtl.bench.uut.reg_valid.next = false;
+        taken
+    }
+
     #[test]
     fn doorbells_leave_in_order_and_backpressure_when_full() {
-        // A consumer that is never ready: 16 doorbells fill the FIFO, the 17th write waits.
+        // Consumers that are never ready: 16 SQ/RQ doorbells fill their FIFO and the 17th
+        // write waits, but CQ doorbells still go in (their own FIFO), until 16 of them fill
+        // it too.
         let mut rtl = Rtl::new(9, 0);
-        let mut want = vec![];
+        let (mut want, mut want_cq) = (vec![], vec![]);
         for i in 0..16u32 {
-            let (off, kind, idx) = match i % 3 {
+            let (off, kind, idx) = match i % 2 {
                 0 => (regs::sq_doorbell(i), DB_SQ, i),
-                1 => (regs::rq_doorbell(255 - i), DB_RQ, 255 - i),
-                _ => (regs::cq_doorbell(i * 7), DB_CQ, i * 7),
+                _ => (regs::rq_doorbell(255 - i), DB_RQ, 255 - i),
             };
             rtl.write(off, 1000 + i);
             want.push((kind, u64::from(idx), 1000 + i));
         }
-        // Out of range (QP 256, CQ 256) and the reserved QPs' neighbours: no doorbell.
-        let u = &mut rtl.bench.uut;
-        u.reg_valid.next = true;
-        u.reg_write.next = true;
-        u.reg_addr.next = u64::from(regs::sq_doorbell(3)).into();
-        u.reg_wdata.next = 7u64.into();
-        rtl.bench.settle();
         assert!(
-            !rtl.bench.uut.reg_ready.val(),
-            "a doorbell write waits while the FIFO is full"
+            !write_is_taken(&mut rtl, regs::sq_doorbell(3)),
+            "an SQ doorbell write waits while the QP doorbell FIFO is full"
+        );
+        for i in 0..16u32 {
+            assert!(
+                write_is_taken(&mut rtl, regs::cq_doorbell(i * 7)),
+                "CQ doorbell {i} is not held up by the full QP doorbell FIFO"
+            );
+            rtl.write(regs::cq_doorbell(i * 7), 2000 + i);
+            want_cq.push((DB_CQ, u64::from(i * 7), 2000 + i));
+        }
+        assert!(
+            !write_is_taken(&mut rtl, regs::cq_doorbell(1)),
+            "a CQ doorbell write waits while the CQ doorbell FIFO is full"
         );
         rtl.bench.uut.reg_addr.next = u64::from(regs::CMD_STATUS).into();
         rtl.bench.uut.reg_write.next = false;
+        rtl.bench.uut.reg_valid.next = true;
         rtl.bench.settle();
         assert!(rtl.bench.uut.reg_ready.val(), "other accesses go on");
         rtl.bench.uut.reg_valid.next = false;
         rtl.ready_pct = 100;
+        // Out of range (QP 256, CQ 256): no doorbell.
         rtl.write(regs::sq_doorbell(256), 1);
         rtl.write(regs::cq_doorbell(256), 1);
         rtl.write(regs::rq_doorbell(5), 77);
@@ -1162,6 +1214,7 @@ mod directed {
             rtl.step();
         }
         assert_eq!(rtl.doorbells, want);
+        assert_eq!(rtl.cq_doorbells, want_cq);
     }
 
     #[test]

@@ -129,7 +129,7 @@ use crate::job_slice::JobSlice;
 use crate::mr_check::MrCheck;
 use crate::prelude::*;
 use crate::read_resp::ReadResp;
-use crate::regfile::{DB_CQ, DB_RQ, DB_SQ};
+use crate::regfile::{DB_RQ, DB_SQ};
 use crate::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
 use crate::requester::{Requester, CNT_UNKNOWN_QP};
 use crate::responder::Responder;
@@ -321,7 +321,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
     k_db_rq: Constant<Bits<2>>,
-    k_db_cq: Constant<Bits<2>>,
     k_db_sq: Constant<Bits<2>>,
     zero4: Constant<Bits<4>>,
     zero5: Constant<Bits<5>>,
@@ -339,6 +338,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// MAC errors and RX buffer overflows, counted as malformed.
     rx_other_drop: Signal<Local, Bit>,
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
+    unused_ctl_m_cq_db_cqn: Signal<Local, Bits<16>>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
@@ -511,7 +511,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
             k_db_rq: Constant::new(DB_RQ.to_bits()),
-            k_db_cq: Constant::new(DB_CQ.to_bits()),
             k_db_sq: Constant::new(DB_SQ.to_bits()),
             zero4: Constant::new(0u64.to_bits()),
             zero5: Constant::new(0u64.to_bits()),
@@ -544,6 +543,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_sk_wq_data_m_err: Default::default(),
             rx_other_drop: Default::default(),
             unused_ctl_m_db_index: Default::default(),
+            unused_ctl_m_cq_db_cqn: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
@@ -875,22 +875,23 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_rq.val());
         self.resp.s_rq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
         self.resp.s_rq_db_pi.next = self.control.m_db_value.val();
-        self.cpl.s_db_valid.next =
-            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_cq.val());
-        self.cpl.s_db_cqn.next = self.control.m_db_index.val().get_bits::<8>(0);
-        self.cpl.s_db_ci.next = self.control.m_db_value.val();
+        // CQ doorbells have their own stream: the requester and responder may stall on a
+        // full CQ while an SQ/RQ doorbell waits for them.
+        self.cpl.s_db_valid.next = self.control.m_cq_db_valid.val();
+        self.cpl.s_db_cqn.next = self.control.m_cq_db_cqn.val().get_bits::<8>(0);
+        self.cpl.s_db_ci.next = self.control.m_cq_db_ci.val();
+        self.control.m_cq_db_ready.next = self.cpl.s_db_ready.val();
         self.req.s_sq_db_valid.next =
             self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_sq.val());
         self.req.s_sq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
         self.req.s_sq_db_pi.next = self.control.m_db_value.val();
         self.control.m_db_ready.next = ((self.control.m_db_kind.val() == self.k_db_rq.val())
             & self.resp.s_rq_db_ready.val())
-            | ((self.control.m_db_kind.val() == self.k_db_cq.val()) & self.cpl.s_db_ready.val())
             | ((self.control.m_db_kind.val() == self.k_db_sq.val()) & self.req.s_sq_db_ready.val())
             | ((self.control.m_db_kind.val() != self.k_db_rq.val())
-                & (self.control.m_db_kind.val() != self.k_db_cq.val())
                 & (self.control.m_db_kind.val() != self.k_db_sq.val()));
         self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
+        self.unused_ctl_m_cq_db_cqn.next = self.control.m_cq_db_cqn.val();
 
         // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
         self.cpl.s_cfg_valid.next = self.control.m_cqev_valid.val();

@@ -9,7 +9,8 @@
 //!                            +--> CMD_ARG[16] --> cmd_args ----> cmd engine (cmd.rs)
 //!                            |    CMD_OPCODE --> cmd_start/opcode   cmd_done/status/outs
 //!                            +--> counters[16] x 64 (LO read latches HI) <-- cnt_inc pulses
-//!                            +--> doorbells --> FIFO (16) --> m_db_* (kind, index, value)
+//!                            +--> SQ/RQ doorbells --> FIFO (16) --> m_db_* (kind, index, value)
+//!                            +--> CQ doorbells --> FIFO (16) --> m_cq_db_* (cqn, ci)
 //! ```
 //!
 //! Every offset comes from `rocenic_proto::abi::regs`; the constructor derives the decode
@@ -22,15 +23,18 @@
 //! - Register port (engine top contract): one access per `reg_valid && reg_ready` cycle;
 //!   a read's data comes on `reg_rdata` with `reg_rdata_valid` exactly one cycle after it
 //!   is accepted. `reg_ready` is high except for a doorbell write while the doorbell FIFO
-//!   is full. Offsets not in the map read 0 and ignore writes; so do misaligned ones.
+//!   (of its kind) is full. Offsets not in the map read 0 and ignore writes; so do misaligned ones.
 //! - Behaviour matches `rocenic_model::Nic::read_reg/write_reg`: reading `CYCLE_LO` or a
 //!   counter's LO word latches the HI half (one latch for all counters, as in the model);
 //!   writing `CMD_OPCODE` while a command runs is ignored; `CMD_STATUS` reads
 //!   `CMD_STATUS_BUSY` while a command runs (and while the command engine clears the
 //!   tables after reset), else the last command's status.
-//! - Doorbells: a write to an SQ/RQ doorbell of a QP below the QP count, or to a CQ
-//!   doorbell below the CQ count, becomes one FIFO entry {kind (0 SQ, 1 RQ, 2 CQ), index,
-//!   value}, in write order. Unlike the model, the register file does not know which QPs
+//! - Doorbells: a write to an SQ/RQ doorbell of a QP below the QP count becomes one entry
+//!   {kind (0 SQ, 1 RQ), index, value} of the QP doorbell FIFO (`m_db_*`), in write order;
+//!   a write to a CQ doorbell below the CQ count one entry {cqn, ci} of the CQ doorbell
+//!   FIFO (`m_cq_db_*`). Two FIFOs because a consumer of QP doorbells may wait for the
+//!   host to consume completions (the requester stalls on a full CQ): a CQ doorbell queued
+//!   behind its SQ doorbell would then never arrive. Unlike the model, the register file does not know which QPs
 //!   and CQs exist: the consumer (requester/responder/completion engine) drops doorbells of
 //!   objects that do not exist, which has the model's effect (CREATE clears the indices).
 //! - Counters: `cnt_inc` bit `c` adds to counter `c` (`regs::Counter` numbering) in that
@@ -214,6 +218,11 @@ pub struct RegFile {
     pub m_db_kind: Signal<Out, Bits<2>>,
     pub m_db_index: Signal<Out, Bits<16>>,
     pub m_db_value: Signal<Out, Bits<32>>,
+    /// CQ doorbells: the CQ and the host's new consumer index.
+    pub m_cq_db_valid: Signal<Out, Bit>,
+    pub m_cq_db_ready: Signal<In, Bit>,
+    pub m_cq_db_cqn: Signal<Out, Bits<16>>,
+    pub m_cq_db_ci: Signal<Out, Bits<32>>,
     // --- command engine ---
     /// One-cycle pulse: run `cmd_opcode` with `cmd_args`.
     pub cmd_start: Signal<Out, Bit>,
@@ -231,6 +240,7 @@ pub struct RegFile {
     outs_mux: WordMux<8, 3, 256>,
     counters: CounterBank,
     db_fifo: DoorbellFifo,
+    cq_db_fifo: DoorbellFifo,
     mac_lo_r: DFF<Bits<32>>,
     /// Stored as the register reads (bits 31:16 always zero).
     mac_hi_r: DFF<Bits<32>>,
@@ -307,9 +317,13 @@ pub struct RegFile {
     in_counters: Signal<Local, Bit>,
     qp_db: Signal<Local, Bit>,
     cq_db: Signal<Local, Bit>,
-    db_write: Signal<Local, Bit>,
+    /// A doorbell write that waits: its FIFO is full.
+    db_wait: Signal<Local, Bit>,
     db_pack: DoorbellPack,
     db_unpack: DoorbellUnpack,
+    cq_db_unpack: DoorbellUnpack,
+    /// Always `DB_CQ` in the CQ FIFO.
+    unused_cq_db_kind: Signal<Local, Bits<2>>,
     qpn16: QpIndex16,
     cqn16: CqIndex16,
     m_mac_hi: Constant<Bits<32>>,
@@ -377,6 +391,10 @@ impl RegFile {
             m_db_kind: Default::default(),
             m_db_index: Default::default(),
             m_db_value: Default::default(),
+            m_cq_db_valid: Default::default(),
+            m_cq_db_ready: Default::default(),
+            m_cq_db_cqn: Default::default(),
+            m_cq_db_ci: Default::default(),
             cmd_start: Default::default(),
             cmd_opcode: Default::default(),
             cmd_args: Default::default(),
@@ -388,6 +406,7 @@ impl RegFile {
             outs_mux: Default::default(),
             counters: Default::default(),
             db_fifo: DoorbellFifo::new(),
+            cq_db_fifo: DoorbellFifo::new(),
             mac_lo_r: Default::default(),
             mac_hi_r: Default::default(),
             ipv4_r: Default::default(),
@@ -456,9 +475,11 @@ impl RegFile {
             in_counters: Default::default(),
             qp_db: Default::default(),
             cq_db: Default::default(),
-            db_write: Default::default(),
+            db_wait: Default::default(),
             db_pack: Default::default(),
             db_unpack: Default::default(),
+            cq_db_unpack: Default::default(),
+            unused_cq_db_kind: Default::default(),
             qpn16: Default::default(),
             cqn16: Default::default(),
             m_mac_hi: v(0xffff),
@@ -488,10 +509,11 @@ impl Logic for RegFile {
             pending,
             status
         );
-        clock!(self, clock, args, counters, db_fifo);
+        clock!(self, clock, args, counters, db_fifo, cq_db_fifo);
         self.args.reset.next = self.reset.val();
         self.counters.reset.next = self.reset.val();
         self.db_fifo.reset.next = self.reset.val();
+        self.cq_db_fifo.reset.next = self.reset.val();
 
         // ---- decode ----
         self.aligned.next = self.reg_addr.val().get_bits::<2>(0) == self.zero2.val();
@@ -507,12 +529,13 @@ impl Logic for RegFile {
         self.cq_db.next = self.aligned.val()
             & (self.reg_addr.val().get_bits::<2>(15) == self.t_cq_db.val())
             & (self.reg_addr.val().get_bits::<13>(2) <= self.last_cq.val());
-        self.db_write.next = self.reg_write.val() & (self.qp_db.val() | self.cq_db.val());
-        self.reg_ready.next = !(self.db_write.val() & self.db_fifo.full.val());
+        // A doorbell write waits while its FIFO is full.
+        self.db_wait.next = self.reg_write.val()
+            & ((self.qp_db.val() & self.db_fifo.full.val())
+                | (self.cq_db.val() & self.cq_db_fifo.full.val()));
+        self.reg_ready.next = !self.db_wait.val();
         self.rd.next = self.reg_valid.val() & !self.reg_write.val();
-        self.wr.next = self.reg_valid.val()
-            & self.reg_write.val()
-            & !(self.db_write.val() & self.db_fifo.full.val());
+        self.wr.next = self.reg_valid.val() & self.reg_write.val() & !self.db_wait.val();
 
         // ---- sub-block inputs ----
         self.args.we.next = self.wr.val() & self.in_args.val();
@@ -541,7 +564,7 @@ impl Logic for RegFile {
                 self.db_pack.kind.next = self.k_rq.val();
             }
         }
-        self.db_fifo.push.next = self.wr.val() & (self.qp_db.val() | self.cq_db.val());
+        self.db_fifo.push.next = self.wr.val() & self.qp_db.val();
         self.db_fifo.push_data.next = self.db_pack.y.val();
         self.db_fifo.ready.next = self.m_db_ready.val();
         self.db_unpack.x.next = self.db_fifo.data.val();
@@ -549,6 +572,14 @@ impl Logic for RegFile {
         self.m_db_kind.next = self.db_unpack.kind.val();
         self.m_db_index.next = self.db_unpack.index.val();
         self.m_db_value.next = self.db_unpack.value.val();
+        self.cq_db_fifo.push.next = self.wr.val() & self.cq_db.val();
+        self.cq_db_fifo.push_data.next = self.db_pack.y.val();
+        self.cq_db_fifo.ready.next = self.m_cq_db_ready.val();
+        self.cq_db_unpack.x.next = self.cq_db_fifo.data.val();
+        self.m_cq_db_valid.next = self.cq_db_fifo.valid.val();
+        self.m_cq_db_cqn.next = self.cq_db_unpack.index.val();
+        self.m_cq_db_ci.next = self.cq_db_unpack.value.val();
+        self.unused_cq_db_kind.next = self.cq_db_unpack.kind.val();
 
         // ---- reads: the value at the address, registered ----
         self.read_value.next = self.zero32.val();
