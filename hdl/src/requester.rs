@@ -140,11 +140,36 @@
 //! round (256 cycles) after its deadline. `m_cnt_retransmits` pulses for each record taken
 //! at a PSN before `sent_end` (the model's Retransmits), `m_cnt_ack_timeouts` at S_TO.
 //!
-//! Not done in the receive half: the RNR wait (`m_rnr_wait`: `QpTimers` kind RNR, then
-//! the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR), so an RNR NAK is not recovered as the
-//! model does (no timer of kind RNR is armed). A READ response for the op
-//! is written only when it is in order (the decision's delivery). Also not done: the
-//! WR_FLUSH_ERR flush when the QP enters the error state.
+//! A READ response for the op is written only when it is in order (the decision's
+//! delivery).
+//!
+//! # The RNR wait (`QpTimers` kind RNR)
+//!
+//! ```text
+//!  RX_DEC: the decision's m_rnr_wait (an RNR NAK in the window, an RNR retry left:
+//!     rnr_left counted by ReqRxCheck, rnr_retry 7 = infinite) --> the QP's wait flag set
+//!     (own RAM), the cursor held at the rewind PSN (tp_v / tp_psn = una), no go-back-N now
+//!     --> write-back: the QP's timer set, kind RNR, the NAK's timer code in cycles (the
+//!     rnr_timer_ns table / 4 ns: 2500 << (c / 2), 7500 << ((c - 3) / 2) for odd c >= 3,
+//!     2500 << 16 for code 0)
+//!  while it waits: nothing fetched or sent (the held cursor), a rewind decision only moves
+//!     the held cursor, the timer left alone by the visits, s_rnr_waiting to ReqRxCheck
+//!  fire, kind RNR (S_TO) --> the flag cleared, the ACK timer armed --> the QP again: the
+//!     held cursor resumes (the go-back-N walk from it)
+//!  out of RNR retries: the decision fails the oldest op RNR_RETRY_EXC_ERR (retired: CQE,
+//!     QP error)
+//! ```
+//!
+//! The model's `rnr_nak` / `rnr_until` / `fire_timers`. Differences (timing only): the
+//! Segmenter's queued packets of the QP still leave at the RNR NAK (the peer NAKs them as
+//! out of sequence, which the decision ignores while waiting); an ACK-timer arm decided
+//! during the wait (a progress) is not applied (the model keeps both deadlines; here the
+//! RNR timer stays and the ACK timer is armed when it fires). `diff::rnr_waits_match_the_model`
+//! (a peer posting its receives late) and `diff::rnr_exhaustion_matches_the_model` (never)
+//! hold it to the model.
+//!
+//! Not done: the WR_FLUSH_ERR flush when the QP enters the error state.
+//!
 //!
 //! # How it is held to the model
 //!
@@ -167,13 +192,15 @@
 //! ignored). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
 //! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
+//! `requester::diff::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
+//! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op and the QP error as the model.
+//! The RNR benches are above.
 //!
 //! # Differences and what is not done
 //!
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
 //!   With responses the block fetches the 17th WQE once the oldest op retires; the order
 //!   of frames and completions per QP is the model's.
-//! - The receive half's RNR waits are not done (see above).
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
@@ -495,6 +522,9 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// that PSN on (the rest of its op and every later op) are not sent yet.
     tpv_ram: RAM<Bit, QA>,
     tpp_ram: RAM<Bits<24>, QA>,
+    /// An RNR wait runs (per QP; the model's `rnr_until` is set): nothing is sent, the
+    /// cursor is held (`tp_v`) at the PSN it rewound to until the RNR timer fires.
+    rnrw_ram: RAM<Bit, QA>,
     qpc_u: QpcFields,
     qpa_u: QpaFields,
     qpr_u: QprFields,
@@ -560,6 +590,12 @@ pub struct Requester<const QA: usize, const RA: usize> {
     tm_arm: DFF<Bit>,
     tm_clr: DFF<Bit>,
     timeout: DFF<Bits<5>>,
+    /// The RNR wait: the QP's flag, a wait started by this visit (the RNR timer set at
+    /// the write-back) and its timer code, the kind of the fire being served.
+    rnr_w: DFF<Bit>,
+    tm_rnr: DFF<Bit>,
+    rnr_code: DFF<Bits<5>>,
+    fire_rnr: DFF<Bit>,
     mode_rt: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
@@ -652,15 +688,14 @@ pub struct Requester<const QA: usize, const RA: usize> {
     fire_take: Signal<Local, Bit>,
     to_ok: Signal<Local, Bit>,
     rtx_pulse: Signal<Local, Bit>,
-    unused_fire_kind: Signal<Local, Bit>,
+    rnr_base: Signal<Local, Bits<TIME_BITS>>,
+    rnr_sh: Signal<Local, Bits<5>>,
     unused_set_ready: Signal<Local, Bit>,
     s_base: Signal<Local, Bits<24>>,
     s_base_ok: Signal<Local, Bit>,
     s_diff: Signal<Local, Bits<24>>,
     s_new: Signal<Local, Bits<24>>,
     unused_timer: Signal<Local, Bits<2>>,
-    unused_rnr_wait: Signal<Local, Bit>,
-    unused_rnr_timer: Signal<Local, Bits<5>>,
     unused_dlv_len: Signal<Local, Bits<32>>,
     unused_activate: Signal<Local, Bit>,
     known: Signal<Local, Bit>,
@@ -723,6 +758,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_st_retry_exc: Constant<Bits<8>>,
     k_one3: Constant<Bits<3>>,
     k_tmo_base: Constant<Bits<TIME_BITS>>,
+    k_rnr_unit: Constant<Bits<TIME_BITS>>,
+    k_rnr_unit3: Constant<Bits<TIME_BITS>>,
     k_tmr_arm: Constant<Bits<2>>,
     k_tmr_clear: Constant<Bits<2>>,
     k_cur_rewind: Constant<Bits<2>>,
@@ -1008,6 +1045,10 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             tp_psn: Default::default(),
             tpw: Default::default(),
             mode_to: Default::default(),
+            rnr_w: Default::default(),
+            tm_rnr: Default::default(),
+            rnr_code: Default::default(),
+            fire_rnr: Default::default(),
             tm_arm: Default::default(),
             tm_clr: Default::default(),
             timeout: Default::default(),
@@ -1035,7 +1076,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             fire_take: Default::default(),
             to_ok: Default::default(),
             rtx_pulse: Default::default(),
-            unused_fire_kind: Default::default(),
+            rnr_base: Default::default(),
+            rnr_sh: Default::default(),
             unused_set_ready: Default::default(),
             s_base: Default::default(),
             s_base_ok: Default::default(),
@@ -1059,8 +1101,6 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rd_like_op: Default::default(),
             rx_st: Default::default(),
             unused_timer: Default::default(),
-            unused_rnr_wait: Default::default(),
-            unused_rnr_timer: Default::default(),
             unused_dlv_len: Default::default(),
             unused_activate: Default::default(),
             fetch: Default::default(),
@@ -1077,6 +1117,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             sent_mx: Default::default(),
             tpv_ram: Default::default(),
             tpp_ram: Default::default(),
+            rnrw_ram: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
             qpr_u: Default::default(),
@@ -1195,6 +1236,11 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_st_retry_exc: k(ST_RETRY_EXC),
             k_one3: k(1),
             k_tmo_base: k(1024),
+            // (the RNR timer table in 10 us units, 2500 cycles at 4 ns: 1, 2, 3, 4, 6, 8,
+            // ... = 2^(c/2) for an even code, 3 * 2^((c-3)/2) for an odd one from 3;
+            // code 0 is 2^16)
+            k_rnr_unit: k(10_000 / 4),
+            k_rnr_unit3: k(3 * 10_000 / 4),
             k_tmr_arm: k(crate::req_rx_check::TMR_ARM),
             k_tmr_clear: k(crate::req_rx_check::TMR_CLEAR),
             k_cur_rewind: k(CUR_REWIND),
@@ -1390,6 +1436,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             tp_psn,
             tpw,
             mode_to,
+            rnr_w,
+            tm_rnr,
+            rnr_code,
+            fire_rnr,
             tm_arm,
             tm_clr,
             timeout,
@@ -1428,6 +1478,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.tpv_ram.write_clock.next = self.clock.val();
         self.tpp_ram.read_clock.next = self.clock.val();
         self.tpp_ram.write_clock.next = self.clock.val();
+        self.rnrw_ram.read_clock.next = self.clock.val();
+        self.rnrw_ram.write_clock.next = self.clock.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
         self.qpc_u.x.next = self.s_qpc_rd_data.val();
@@ -1580,6 +1632,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & ((self.qp_state.q.val() == self.k_rts.val())
                 | (self.qp_state.q.val() == self.k_sqd.val()))
             & !self.stopped.q.val()
+            & !self.rnr_w.q.val()
             & ((self.tp_off.val() < self.k_window.val()) | self.tp_off.val().get_bit(23));
         self.at_head.next = self.sq_ci.q.val() == self.sq_fetch.q.val();
         self.eligible.next = self.present.q.val()
@@ -1809,6 +1862,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & self.m_qpr_wr_ready.val())
             | self.tpw.q.val();
         self.tpw.d.next = false;
+        self.rnrw_ram.read_address.next = self.qpn.q.val();
+        self.rnrw_ram.write_address.next = self.qpn.q.val();
+        self.rnrw_ram.write_data.next = self.rnr_w.q.val();
+        self.rnrw_ram.write_enable.next =
+            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
         if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
             self.stop_ram.write_address.next = self.serr_qpn.q.val();
             self.stop_ram.write_data.next = true;
@@ -1833,6 +1891,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.tpv_ram.write_address.next = self.s_qp_clr_qpn.val();
             self.tpv_ram.write_data.next = false;
             self.tpv_ram.write_enable.next = true;
+            self.rnrw_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rnrw_ram.write_data.next = false;
+            self.rnrw_ram.write_enable.next = true;
             self.fw_v.d.next = false;
         }
 
@@ -1853,6 +1914,27 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.tmr.s_set_valid.next = false;
             }
         }
+        // (the RNR timer: the rnr_timer_ns table in cycles; set when this visit started
+        // a wait, replacing the ACK timer; while a wait runs the timer is left alone)
+        self.rnr_base.next = self.k_rnr_unit.val();
+        self.rnr_sh.next = self.rnr_code.q.val() >> self.k_one5.val();
+        if self.rnr_code.q.val().get_bit(0) & (self.rnr_code.q.val() != self.k_one5.val()) {
+            self.rnr_base.next = self.k_rnr_unit3.val();
+            self.rnr_sh.next = (self.rnr_code.q.val() >> self.k_one5.val()) - self.k_one5.val();
+        }
+        if self.rnr_code.q.val() == self.k_zero5.val() {
+            self.rnr_sh.next = self.k_sixteen5.val();
+        }
+        if self.rnr_w.q.val() & !self.tm_rnr.q.val() {
+            self.tmr.s_set_valid.next = false;
+        }
+        if self.tm_rnr.q.val() {
+            self.tmr.s_set_valid.next =
+                (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            self.tmr.s_set_arm.next = true;
+            self.tmr.s_set_kind.next = true;
+            self.tmr.s_set_delay.next = self.rnr_base.val() << self.rnr_sh.val();
+        }
         if self.clr_take.val() {
             self.tmr.s_set_valid.next = true;
             self.tmr.s_set_qpn.next = self.s_qp_clr_qpn.val();
@@ -1863,7 +1945,6 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.s_rsp_valid.val()
             & self.tmr.m_fire_valid.val();
         self.tmr.m_fire_ready.next = self.fire_take.val();
-        self.unused_fire_kind.next = self.tmr.m_fire_kind.val();
         // (a set is always taken)
         self.unused_set_ready.next = self.tmr.s_set_ready.val();
         self.to_ok.next = self.present.q.val()
@@ -1933,7 +2014,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
             | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
-        self.m_cnt_ack_timeouts.next = (self.state.q.val() == self.k_to.val()) & self.to_ok.val();
+        self.m_cnt_ack_timeouts.next =
+            (self.state.q.val() == self.k_to.val()) & self.to_ok.val() & !self.fire_rnr.q.val();
         self.m_cnt_qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
             self.m_cnt_qpn.next = self.serr_qpn.q.val();
@@ -1965,10 +2047,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.chk.s_rnr_left.next = self.rnr_left.q.val();
         self.chk.s_retry_cnt.next = self.retry_cnt.q.val();
         self.chk.s_rnr_retry.next = self.rnr_retry.q.val();
-        // (no RNR wait yet: it is never running)
         self.chk.s_rewound_valid.next = self.rwd_v.q.val();
         self.chk.s_rewound.next = self.rwd.q.val();
-        self.chk.s_rnr_waiting.next = false;
+        self.chk.s_rnr_waiting.next = self.rnr_w.q.val();
         self.chk.s_start.next = self.state.q.val() == self.k_rx_start.val();
         self.chk.s_op_valid.next = (self.state.q.val() == self.k_rx_walk.val()) & self.wk_v.q.val();
         self.chk.s_op_kind.next = self.op_u.kind.val();
@@ -1991,8 +2072,6 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.tm_clr.d.next = true;
             }
         }
-        self.unused_rnr_wait.next = self.chk.m_rnr_wait.val();
-        self.unused_rnr_timer.next = self.chk.m_rnr_timer.val();
         self.unused_dlv_len.next = self.chk.m_dlv_len.val();
         self.unused_activate.next = self.chk.m_activate.val();
         self.m_rx_cnt_valid.next = ((self.state.q.val() == self.k_rx_dec.val())
@@ -2171,6 +2250,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_to.d.next = false;
             self.tm_arm.d.next = false;
             self.tm_clr.d.next = false;
+            self.tm_rnr.d.next = false;
             self.rtx_act.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
@@ -2193,6 +2273,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 }
             } else if self.tmr.m_fire_valid.val() {
                 self.qpn.d.next = self.tmr.m_fire_qpn.val();
+                self.fire_rnr.d.next = self.tmr.m_fire_kind.val();
                 self.mode_to.d.next = true;
                 self.state.d.next = self.k_rd_c.val();
             } else if self.s_sq_db_valid.val() {
@@ -2260,6 +2341,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwd.d.next = self.rwp_ram.read_data.val();
             self.tp_v.d.next = self.tpv_ram.read_data.val();
             self.tp_psn.d.next = self.tpp_ram.read_data.val();
+            self.rnr_w.d.next = self.rnrw_ram.read_data.val();
             self.state.d.next = self.k_decide.val();
             if self.mode_db.q.val() {
                 self.state.d.next = self.k_wr_db.val();
@@ -2465,7 +2547,15 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // the oldest op fails with RETRY_EXC_ERR (its CQE and the QP error at the retire)
         if self.state.q.val() == self.k_to.val() {
             self.state.d.next = self.k_idle.val();
-            if self.to_ok.val() {
+            if self.fire_rnr.q.val() {
+                // the RNR wait is over (the model's fire_timers): the ACK timer armed,
+                // then the QP again: the held cursor resumes (go-back-N from it)
+                self.rnr_w.d.next = false;
+                self.tm_arm.d.next = true;
+                self.is_err.d.next = false;
+                self.err_head.d.next = false;
+                self.state.d.next = self.k_wqpr.val();
+            } else if self.to_ok.val() {
                 if self.retry_left.q.val() == self.k_zero3.val() {
                     self.stopped.d.next = true;
                     self.state.d.next = self.k_to_rd.val();
@@ -2547,9 +2637,23 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwd_v.d.next = self.chk.m_rewound_valid.val();
             self.rwd.d.next = self.chk.m_rewound.val();
             if self.chk.m_cursor.val() == self.k_cur_rewind.val() {
-                // go-back-N: retransmitted once the QP's state is written back
-                self.rtx_act.d.next = true;
-                self.rtx_psn.d.next = self.chk.m_cursor_psn.val();
+                if self.chk.m_rnr_wait.val() | self.rnr_w.q.val() {
+                    // an RNR wait (starting or running): the cursor is only moved, held
+                    // there until the RNR timer fires
+                    self.tp_v.d.next = true;
+                    self.tp_psn.d.next = self.chk.m_cursor_psn.val();
+                } else {
+                    // go-back-N: retransmitted once the QP's state is written back
+                    self.rtx_act.d.next = true;
+                    self.rtx_psn.d.next = self.chk.m_cursor_psn.val();
+                }
+            }
+            if self.chk.m_rnr_wait.val() {
+                // an RNR NAK with an RNR retry left: the wait starts (the RNR timer set
+                // at the write-back)
+                self.rnr_w.d.next = true;
+                self.tm_rnr.d.next = true;
+                self.rnr_code.d.next = self.chk.m_rnr_timer.val();
             }
             if self.chk.m_fail0_valid.val() | self.chk.m_fail1_valid.val() {
                 self.stopped.d.next = true;

@@ -2049,3 +2049,62 @@ fn retry_exhaustion_matches_the_model() {
     );
     assert!(total.qp_errs > 0 && total.drained > 0, "{total:?}");
 }
+
+/// With a peer whose QP for our QP 9 posts its receives 15 000 cycles late (RNR NAKs for
+/// its SENDs until then, timer code 1: 10 us), QP 9 with infinite RNR retries
+/// (`rnr_retry` 7): the RTL waits as the model does (`QpTimers` kind RNR, the cursor held
+/// at `una` until the timer fires, then go-back-N from it), so it takes about as many RNR
+/// NAKs as the model (at most twice as many, plus two); once the receives are there both
+/// recover: CQEs, the drained ring and window, memory compared (frames of QP 9 not: their
+/// timing follows the timers).
+///
+/// Two seeds of two rounds by default; `REQ_RNR_SEEDS`, `REQ_RNR_ROUNDS` widen it,
+/// `REQ_RNR_SEED=hex` replays one.
+#[test]
+fn rnr_waits_match_the_model() {
+    let total = run_seeds_setup(
+        "REQ_RNR",
+        0x4e40_0000,
+        2,
+        2,
+        true,
+        false,
+        false,
+        false,
+        &|w| w.rnr = Some(15_000),
+    );
+    eprintln!("requester diff with RNR waits: {total:?}");
+    assert!(total.rnr_naks > 0, "no RNR NAK: {total:?}");
+    assert!(total.drained > 0, "{total:?}");
+    assert!(
+        total.ok_by_op.contains_key(&u8::from(WcOpcode::Send)),
+        "{total:?}"
+    );
+}
+
+/// With a peer whose QP for our QP 9 never posts a receive and 0 to 2 RNR retries: the
+/// RNR NAKs use them up and the oldest op completes RNR_RETRY_EXC_ERR, the QP in error,
+/// as in the model; CQEs, QP errors, memory compared.
+///
+/// Two seeds of two rounds by default; `REQ_RNRX_SEEDS`, `REQ_RNRX_ROUNDS` widen it,
+/// `REQ_RNRX_SEED=hex` replays one.
+#[test]
+fn rnr_exhaustion_matches_the_model() {
+    let total = run_seeds_setup(
+        "REQ_RNRX",
+        0x4e45_0000,
+        2,
+        2,
+        true,
+        false,
+        false,
+        false,
+        &|w| w.rnr = Some(u32::MAX),
+    );
+    eprintln!("requester diff with no receives: {total:?}");
+    assert!(
+        total.cqes.contains_key(&u8::from(WcStatus::RnrRetryExcErr)),
+        "no RNR_RETRY_EXC_ERR CQE: {total:?}"
+    );
+    assert!(total.qp_errs > 0, "{total:?}");
+}
