@@ -168,8 +168,23 @@
 //! (a peer posting its receives late) and `diff::rnr_exhaustion_matches_the_model` (never)
 //! hold it to the model.
 //!
-//! Not done: the WR_FLUSH_ERR flush when the QP enters the error state.
+//! # The flush (WR_FLUSH_ERR)
 //!
+//! ```text
+//!  a visit (DECIDE) of a QP in ERR (qpa.state) with sq_ci != sq_pi: the wait and the held
+//!     cursor dropped --> FL_RD / FL_CQE: each op of the ring from sq_ci, its CQE as a
+//!     retire's (wr_id, byte_len, WC opcode) with WR_FLUSH_ERR, sq_ci + 1
+//!  --> FL_POST: each WQE posted and not fetched (sq_fetch .. sq_pi) read through WqeFetch,
+//!     its CQE (wr_id, WC opcode, byte_len 0; a WQE that cannot be read: all zero, as the
+//!     model), sq_fetch and sq_ci + 1 --> qpr written (the timer disarmed: ring empty)
+//! ```
+//!
+//! The model's `enter_error` + `flush_posted`. The QP reaches ERR through the command
+//! engine (this block's QP-error pulse, the responder's, a MODIFY_QP to ERR); the write-back
+//! after an error visits the QP again at once, so the flush follows the error's CQE when
+//! the engine has set the state by then; otherwise (and after a MODIFY_QP to ERR) the scan
+//! or the next doorbell finds it (a doorbell on a QP in ERR flushes what it posted, as the
+//! model's `requester_step` does). No new port: the state is read from `qpa`.
 //!
 //! # How it is held to the model
 //!
@@ -193,8 +208,9 @@
 //! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
 //! `requester::diff::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
-//! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op and the QP error as the model.
-//! The RNR benches are above.
+//! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op, the QP error and the flush as
+//! the model. The RNR benches are above. Every bench with a peer compares the WR_FLUSH_ERR
+//! CQEs of the flush too (in SQ order after the error's).
 //!
 //! # Differences and what is not done
 //!
@@ -204,7 +220,8 @@
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
-//! - The flush (WR_FLUSH_ERR) of the QP's other WQEs when it enters the error state.
+//! - The flush runs when a visit finds the QP in ERR (see above), not in the same step
+//!   as the model's `enter_error`: CQEs of other QPs may come between.
 //! - `sent_end` lives in the block's own RAM (the pulses come every cycle; `qpr` has one
 //!   write port): `qpr.sent_end` is refreshed from it at each write-back of the QP.
 //! - The read-modify-writes of `qpr` are not interlocked with a MODIFY_QP of the same QP.
@@ -299,6 +316,13 @@ const S_RT_JOB: u64 = 36;
 const S_TO: u64 = 37;
 const S_TO_RD: u64 = 38;
 const S_TO_WR: u64 = 39;
+const S_FL_RD: u64 = 40;
+const S_FL_CQE: u64 = 41;
+const S_FL_POST: u64 = 42;
+/// `ibv_wc_status` WR_FLUSH_ERR.
+const ST_FLUSH: u64 = 5;
+/// `ibv_qp_state` ERR.
+const QPS_ERR: u64 = 6;
 /// `ibv_wc_status` RETRY_EXC_ERR.
 const ST_RETRY_EXC: u64 = 12;
 
@@ -597,6 +621,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rnr_code: DFF<Bits<5>>,
     fire_rnr: DFF<Bit>,
     mode_rt: DFF<Bit>,
+    /// The flush: the posted WQEs (sq_fetch .. sq_pi) read to complete them.
+    mode_fl: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
     s1_p1: DFF<Bits<24>>,
@@ -685,6 +711,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     cut: Signal<Local, Bit>,
     tp_off: Signal<Local, Bits<24>>,
     resume: Signal<Local, Bit>,
+    flush_go: Signal<Local, Bit>,
     fire_take: Signal<Local, Bit>,
     to_ok: Signal<Local, Bit>,
     rtx_pulse: Signal<Local, Bit>,
@@ -756,6 +783,11 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_to_rd: Constant<Bits<6>>,
     k_to_wr: Constant<Bits<6>>,
     k_st_retry_exc: Constant<Bits<8>>,
+    k_fl_rd: Constant<Bits<6>>,
+    k_fl_cqe: Constant<Bits<6>>,
+    k_fl_post: Constant<Bits<6>>,
+    k_st_flush: Constant<Bits<8>>,
+    k_qps_err: Constant<Bits<3>>,
     k_one3: Constant<Bits<3>>,
     k_tmo_base: Constant<Bits<TIME_BITS>>,
     k_rnr_unit: Constant<Bits<TIME_BITS>>,
@@ -1053,6 +1085,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             tm_clr: Default::default(),
             timeout: Default::default(),
             mode_rt: Default::default(),
+            mode_fl: Default::default(),
             s1_v: Default::default(),
             s1_q: Default::default(),
             s1_p1: Default::default(),
@@ -1073,6 +1106,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             cut: Default::default(),
             tp_off: Default::default(),
             resume: Default::default(),
+            flush_go: Default::default(),
             fire_take: Default::default(),
             to_ok: Default::default(),
             rtx_pulse: Default::default(),
@@ -1234,6 +1268,11 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_to_rd: k(S_TO_RD),
             k_to_wr: k(S_TO_WR),
             k_st_retry_exc: k(ST_RETRY_EXC),
+            k_fl_rd: k(S_FL_RD),
+            k_fl_cqe: k(S_FL_CQE),
+            k_fl_post: k(S_FL_POST),
+            k_st_flush: k(ST_FLUSH),
+            k_qps_err: k(QPS_ERR),
             k_one3: k(1),
             k_tmo_base: k(1024),
             // (the RNR timer table in 10 us units, 2500 cycles at 4 ns: 1, 2, 3, 4, 6, 8,
@@ -1444,6 +1483,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             tm_clr,
             timeout,
             mode_rt,
+            mode_fl,
             s1_v,
             s1_q,
             s1_p1,
@@ -1642,6 +1682,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.tp_v.q.val()
             & (self.sq_fetch.q.val() != self.sq_pi.q.val())
             & ((self.sq_fetch.q.val() - self.sq_ci.q.val()) < self.k_slot_max.val());
+        // the QP is in error with WQEs not completed: the flush (the model's enter_error /
+        // flush_posted)
+        self.flush_go.next = self.present.q.val()
+            & (self.qp_state.q.val() == self.k_qps_err.val())
+            & (self.sq_ci.q.val() != self.sq_pi.q.val());
 
         // ---- the op ring ----
         self.ring_waddr.hi.next = self.qpn.q.val();
@@ -1982,8 +2027,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
-        self.m_cqe_valid.next =
-            (self.state.q.val() == self.k_cqe.val()) | (self.state.q.val() == self.k_ret_cqe.val());
+        self.m_cqe_valid.next = (self.state.q.val() == self.k_cqe.val())
+            | (self.state.q.val() == self.k_ret_cqe.val())
+            | (self.state.q.val() == self.k_fl_cqe.val())
+            | (self.state.q.val() == self.k_fl_post.val());
         self.m_cqe_cqn.next = self.send_cqn.q.val();
         self.m_cqe_wr_id.next = self.w_wr_id.q.val();
         self.m_cqe_byte_len.next = self.len.val();
@@ -2002,6 +2049,18 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.m_cqe_wqe_index.next = self.sq_ci.q.val();
             self.m_cqe_status.next = self.op_u.status.val();
             self.m_cqe_vendor_err.next = self.op_u.vendor.val();
+        }
+        // the flush: an op of the ring (as retired, WR_FLUSH_ERR), a posted WQE (byte_len 0)
+        if self.state.q.val() == self.k_fl_cqe.val() {
+            self.wcop8.lo.next = self.op_u.wc_opcode.val();
+            self.m_cqe_wr_id.next = self.op_u.wr_id.val();
+            self.m_cqe_byte_len.next = self.op_u.len.val();
+            self.m_cqe_wqe_index.next = self.sq_ci.q.val();
+            self.m_cqe_status.next = self.k_st_flush.val();
+        }
+        if self.state.q.val() == self.k_fl_post.val() {
+            self.m_cqe_byte_len.next = self.k_zero32.val();
+            self.m_cqe_status.next = self.k_st_flush.val();
         }
         self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
             & self.m_qpr_wr_ready.val()
@@ -2108,6 +2167,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             | (self.state.q.val() == self.k_ret_cqe.val())
             | (self.state.q.val() == self.k_to_rd.val())
             | (self.state.q.val() == self.k_to_wr.val())
+            | (self.state.q.val() == self.k_fl_rd.val())
+            | (self.state.q.val() == self.k_fl_cqe.val())
         {
             self.ring_raddr.hi.next = self.qpn.q.val();
             self.ring_raddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
@@ -2247,6 +2308,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_fl.d.next = false;
             self.mode_to.d.next = false;
             self.tm_arm.d.next = false;
             self.tm_clr.d.next = false;
@@ -2364,6 +2426,38 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
                 self.state.d.next = self.k_rt_rd.val();
             }
+            if self.flush_go.val() {
+                // the QP is in error: every WQE not completed, WR_FLUSH_ERR in SQ order
+                // (no RNR wait, no cursor held any more)
+                self.err_head.d.next = false;
+                self.rnr_w.d.next = false;
+                self.tp_v.d.next = false;
+                self.state.d.next = self.k_fl_rd.val();
+            }
+        }
+        // ---- the flush: the ring's ops, then the WQEs posted and not fetched ----
+        if self.state.q.val() == self.k_fl_rd.val() {
+            self.state.d.next = self.k_fl_cqe.val();
+            if self.sq_ci.q.val() == self.sq_fetch.q.val() {
+                self.state.d.next = self.k_wqpr.val();
+                if self.sq_fetch.q.val() != self.sq_pi.q.val() {
+                    self.mode_fl.d.next = true;
+                    self.state.d.next = self.k_fetch.val();
+                }
+            }
+        }
+        if (self.state.q.val() == self.k_fl_cqe.val()) & self.m_cqe_ready.val() {
+            self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
+            if self.rd_like_op.val() {
+                self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();
+            }
+            self.state.d.next = self.k_fl_rd.val();
+        }
+        if (self.state.q.val() == self.k_fl_post.val()) & self.m_cqe_ready.val() {
+            self.sq_fetch.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            self.sq_ci.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            self.mode_fl.d.next = false;
+            self.state.d.next = self.k_fl_rd.val();
         }
         if (self.state.q.val() == self.k_fetch.val()) & self.fetch.s_req_ready.val() {
             self.state.d.next = self.k_wqe.val();
@@ -2388,10 +2482,20 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 if self.mode_rt.q.val() {
                     self.state.d.next = self.k_rt_job.val();
                 }
+                if self.mode_fl.q.val() {
+                    self.state.d.next = self.k_fl_post.val();
+                }
             }
             if self.fetch.m_err_valid.val() {
                 self.stopped.d.next = true;
                 self.state.d.next = self.k_fault.val();
+                if self.mode_fl.q.val() {
+                    // (a WQE that cannot be read is flushed as an all-zero one: wr_id 0,
+                    // RDMA WRITE, as the model does)
+                    self.w_wr_id.d.next = self.k_zero64.val();
+                    self.w_opcode.d.next = self.k_zero8.val();
+                    self.state.d.next = self.k_fl_post.val();
+                }
             }
         }
         if self.state.q.val() == self.k_fault.val() {
@@ -2463,7 +2567,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_wqpr.val();
         }
         if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
-            self.again.d.next = !self.is_err.q.val();
+            // (after an error, too: the QP is then found in error and flushed)
+            self.again.d.next = true;
             self.state.d.next = self.k_idle.val();
             if self.rtx_act.q.val() {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
@@ -2775,6 +2880,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_fl.d.next = false;
             self.mode_to.d.next = false;
             self.s1_v.d.next = false;
             self.fw_v.d.next = false;

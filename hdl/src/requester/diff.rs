@@ -11,8 +11,8 @@
 //!
 //! Compared per round and QP: every request frame byte for byte and in order (the RTL's
 //! records built into frames by `HdrBuild`'s reference, `hdr_build::model::Record`), the
-//! send CQEs (the model's CQ rings; WR_FLUSH_ERR ones, the flush of the rest of the SQ
-//! when the QP enters the error state, are not the transmit half's and are left out), the
+//! send CQEs (the model's CQ rings, WR_FLUSH_ERR ones too: the flush of the rest of the SQ
+//! when the QP enters the error state), the
 //! QP-error event against the model's QP state, `next_psn` against QUERY_QP's `sq_psn`,
 //! and the op ring: one op per fetched WQE with its `wr_id`, PSNs back to back from the
 //! connection's first PSN, every frame the model sent inside its op's PSN range.
@@ -1597,18 +1597,30 @@ impl World {
             // completions
             let cqn = 1 + i as u32;
             // (the flush of the QP's other WQEs when it enters the error state, WR_FLUSH_ERR,
-            // is not the transmit half's: left out, counted)
-            let (flushed, mc): (Vec<Cqe>, Vec<Cqe>) = self
+            // included, in SQ order after the error's CQE; its byte_len is the op's length
+            // for a WQE fetched before the error and 0 for one only posted, and how far
+            // each side had fetched then is a matter of timing: left out)
+            let flush_len = |mut x: Cqe| {
+                if x.status == WcStatus::WrFlushErr {
+                    x.byte_len = 0;
+                }
+                x
+            };
+            let mc: Vec<Cqe> = self
                 .model
                 .new_cqes(cqn)
                 .into_iter()
-                .partition(|x| x.status == WcStatus::WrFlushErr);
-            self.stats.flushed += flushed.len();
+                .map(flush_len)
+                .collect();
+            self.stats.flushed += mc
+                .iter()
+                .filter(|x| x.status == WcStatus::WrFlushErr)
+                .count();
             let rc: Vec<Cqe> = out
                 .cqes
                 .iter()
                 .filter(|x| x.0 == cqn)
-                .map(|x| x.1)
+                .map(|x| flush_len(x.1))
                 .collect();
             if mc != rc {
                 self.fail(&format!("QP {qpn}: CQEs\nmodel {mc:?}\nRTL   {rc:?}"));
@@ -2048,6 +2060,7 @@ fn retry_exhaustion_matches_the_model() {
         "no RETRY_EXC_ERR CQE: {total:?}"
     );
     assert!(total.qp_errs > 0 && total.drained > 0, "{total:?}");
+    assert!(total.flushed > 0, "nothing flushed: {total:?}");
 }
 
 /// With a peer whose QP for our QP 9 posts its receives 15 000 cycles late (RNR NAKs for
