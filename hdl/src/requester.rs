@@ -202,9 +202,9 @@
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
 //! lost): sequence-error NAKs, out-of-order READ responses and duplicates reach go-back-N;
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
-//! NAKs required. Known failure, not found yet: with seed 0xfa170000 the RTL leaves a QP
-//! with unfinished ops where the model recovers (`fault_seed_0xfa170000_is_not_recovered`,
-//! ignored). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
+//! NAKs required (`fault_seed_0xfa170000_matches_the_model`, once a "known failure", was
+//! the bench's: a peer in error after an invalid-request NAK leaves a READ unanswered, on
+//! the model as on the RTL). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
 //! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
 //! `requester::diff::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
