@@ -42,8 +42,8 @@
 //! `m_cursor`, [`TMR_KEEP`].. for `m_timer`, `ibv_wc_status` values for the fail statuses.
 //!
 //! `Requester` (its receive half) applies the decision: ops marked done or failed, `qpr`
-//! written, the payload written by DMA, ops retired. Not applied yet there: `m_cursor`
-//! (the `Segmenter` rewind), `m_timer` (`QpTimers`), `m_rnr_wait`, `m_rewound`.
+//! written, the payload written by DMA, ops retired, and `m_cursor` (go-back-N),
+//! `m_timer` and `m_rnr_wait` (`QpTimers`, kinds ACK and RNR), `m_rewound`.
 
 use crate::cat::Cat;
 use crate::prelude::*;

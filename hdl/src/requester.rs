@@ -140,11 +140,51 @@
 //! round (256 cycles) after its deadline. `m_cnt_retransmits` pulses for each record taken
 //! at a PSN before `sent_end` (the model's Retransmits), `m_cnt_ack_timeouts` at S_TO.
 //!
-//! Not done in the receive half: the RNR wait (`m_rnr_wait`: `QpTimers` kind RNR, then
-//! the rewind; `rnr_retry`, RNR_RETRY_EXC_ERR), so an RNR NAK is not recovered as the
-//! model does (no timer of kind RNR is armed). A READ response for the op
-//! is written only when it is in order (the decision's delivery). Also not done: the
-//! WR_FLUSH_ERR flush when the QP enters the error state.
+//! A READ response for the op is written only when it is in order (the decision's
+//! delivery).
+//!
+//! # The RNR wait (`QpTimers` kind RNR)
+//!
+//! ```text
+//!  RX_DEC: the decision's m_rnr_wait (an RNR NAK in the window, an RNR retry left:
+//!     rnr_left counted by ReqRxCheck, rnr_retry 7 = infinite) --> the QP's wait flag set
+//!     (own RAM), the cursor held at the rewind PSN (tp_v / tp_psn = una), no go-back-N now
+//!     --> write-back: the QP's timer set, kind RNR, the NAK's timer code in cycles (the
+//!     rnr_timer_ns table / 4 ns: 2500 << (c / 2), 7500 << ((c - 3) / 2) for odd c >= 3,
+//!     2500 << 16 for code 0)
+//!  while it waits: nothing fetched or sent (the held cursor), a rewind decision only moves
+//!     the held cursor, the timer left alone by the visits, s_rnr_waiting to ReqRxCheck
+//!  fire, kind RNR (S_TO) --> the flag cleared, the ACK timer armed --> the QP again: the
+//!     held cursor resumes (the go-back-N walk from it)
+//!  out of RNR retries: the decision fails the oldest op RNR_RETRY_EXC_ERR (retired: CQE,
+//!     QP error)
+//! ```
+//!
+//! The model's `rnr_nak` / `rnr_until` / `fire_timers`. Differences (timing only): the
+//! Segmenter's queued packets of the QP still leave at the RNR NAK (the peer NAKs them as
+//! out of sequence, which the decision ignores while waiting); an ACK-timer arm decided
+//! during the wait (a progress) is not applied (the model keeps both deadlines; here the
+//! RNR timer stays and the ACK timer is armed when it fires). `diff::rnr_waits_match_the_model`
+//! (a peer posting its receives late) and `diff::rnr_exhaustion_matches_the_model` (never)
+//! hold it to the model.
+//!
+//! # The flush (WR_FLUSH_ERR)
+//!
+//! ```text
+//!  a visit (DECIDE) of a QP in ERR (qpa.state) with sq_ci != sq_pi: the wait and the held
+//!     cursor dropped --> FL_RD / FL_CQE: each op of the ring from sq_ci, its CQE as a
+//!     retire's (wr_id, byte_len, WC opcode) with WR_FLUSH_ERR, sq_ci + 1
+//!  --> FL_POST: each WQE posted and not fetched (sq_fetch .. sq_pi) read through WqeFetch,
+//!     its CQE (wr_id, WC opcode, byte_len 0; a WQE that cannot be read: all zero, as the
+//!     model), sq_fetch and sq_ci + 1 --> qpr written (the timer disarmed: ring empty)
+//! ```
+//!
+//! The model's `enter_error` + `flush_posted`. The QP reaches ERR through the command
+//! engine (this block's QP-error pulse, the responder's, a MODIFY_QP to ERR); the write-back
+//! after an error visits the QP again at once, so the flush follows the error's CQE when
+//! the engine has set the state by then; otherwise (and after a MODIFY_QP to ERR) the scan
+//! or the next doorbell finds it (a doorbell on a QP in ERR flushes what it posted, as the
+//! model's `requester_step` does). No new port: the state is read from `qpa`.
 //!
 //! # How it is held to the model
 //!
@@ -162,22 +202,26 @@
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
 //! lost): sequence-error NAKs, out-of-order READ responses and duplicates reach go-back-N;
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
-//! NAKs required. Known failure, not found yet: with seed 0xfa170000 the RTL leaves a QP
-//! with unfinished ops where the model recovers (`fault_seed_0xfa170000_is_not_recovered`,
-//! ignored). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
+//! NAKs required (`fault_seed_0xfa170000_matches_the_model`, once a "known failure", was
+//! the bench's: a peer in error after an invalid-request NAK leaves a READ unanswered, on
+//! the model as on the RTL). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
 //! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
+//! `requester::diff::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
+//! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op, the QP error and the flush as
+//! the model. The RNR benches are above. Every bench with a peer compares the WR_FLUSH_ERR
+//! CQEs of the flush too (in SQ order after the error's).
 //!
 //! # Differences and what is not done
 //!
 //! - At most 16 ops per QP (the ring); the model has no such limit (its window bounds it).
 //!   With responses the block fetches the 17th WQE once the oldest op retires; the order
 //!   of frames and completions per QP is the model's.
-//! - The receive half's RNR waits are not done (see above).
 //! - A payload read failure (Segmenter's `m_err`) counts a DMA fault and stops the QP;
 //!   the op of that PSN is not marked failed in the ring yet (the receive half's walk
 //!   will), and a second failure reported before the first is served is lost.
-//! - The flush (WR_FLUSH_ERR) of the QP's other WQEs when it enters the error state.
+//! - The flush runs when a visit finds the QP in ERR (see above), not in the same step
+//!   as the model's `enter_error`: CQEs of other QPs may come between.
 //! - `sent_end` lives in the block's own RAM (the pulses come every cycle; `qpr` has one
 //!   write port): `qpr.sent_end` is refreshed from it at each write-back of the QP.
 //! - The read-modify-writes of `qpr` are not interlocked with a MODIFY_QP of the same QP.
@@ -272,6 +316,13 @@ const S_RT_JOB: u64 = 36;
 const S_TO: u64 = 37;
 const S_TO_RD: u64 = 38;
 const S_TO_WR: u64 = 39;
+const S_FL_RD: u64 = 40;
+const S_FL_CQE: u64 = 41;
+const S_FL_POST: u64 = 42;
+/// `ibv_wc_status` WR_FLUSH_ERR.
+const ST_FLUSH: u64 = 5;
+/// `ibv_qp_state` ERR.
+const QPS_ERR: u64 = 6;
 /// `ibv_wc_status` RETRY_EXC_ERR.
 const ST_RETRY_EXC: u64 = 12;
 
@@ -495,6 +546,9 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// that PSN on (the rest of its op and every later op) are not sent yet.
     tpv_ram: RAM<Bit, QA>,
     tpp_ram: RAM<Bits<24>, QA>,
+    /// An RNR wait runs (per QP; the model's `rnr_until` is set): nothing is sent, the
+    /// cursor is held (`tp_v`) at the PSN it rewound to until the RNR timer fires.
+    rnrw_ram: RAM<Bit, QA>,
     qpc_u: QpcFields,
     qpa_u: QpaFields,
     qpr_u: QprFields,
@@ -560,7 +614,15 @@ pub struct Requester<const QA: usize, const RA: usize> {
     tm_arm: DFF<Bit>,
     tm_clr: DFF<Bit>,
     timeout: DFF<Bits<5>>,
+    /// The RNR wait: the QP's flag, a wait started by this visit (the RNR timer set at
+    /// the write-back) and its timer code, the kind of the fire being served.
+    rnr_w: DFF<Bit>,
+    tm_rnr: DFF<Bit>,
+    rnr_code: DFF<Bits<5>>,
+    fire_rnr: DFF<Bit>,
     mode_rt: DFF<Bit>,
+    /// The flush: the posted WQEs (sq_fetch .. sq_pi) read to complete them.
+    mode_fl: DFF<Bit>,
     s1_v: DFF<Bit>,
     s1_q: DFF<Bits<QA>>,
     s1_p1: DFF<Bits<24>>,
@@ -649,18 +711,18 @@ pub struct Requester<const QA: usize, const RA: usize> {
     cut: Signal<Local, Bit>,
     tp_off: Signal<Local, Bits<24>>,
     resume: Signal<Local, Bit>,
+    flush_go: Signal<Local, Bit>,
     fire_take: Signal<Local, Bit>,
     to_ok: Signal<Local, Bit>,
     rtx_pulse: Signal<Local, Bit>,
-    unused_fire_kind: Signal<Local, Bit>,
+    rnr_base: Signal<Local, Bits<TIME_BITS>>,
+    rnr_sh: Signal<Local, Bits<5>>,
     unused_set_ready: Signal<Local, Bit>,
     s_base: Signal<Local, Bits<24>>,
     s_base_ok: Signal<Local, Bit>,
     s_diff: Signal<Local, Bits<24>>,
     s_new: Signal<Local, Bits<24>>,
     unused_timer: Signal<Local, Bits<2>>,
-    unused_rnr_wait: Signal<Local, Bit>,
-    unused_rnr_timer: Signal<Local, Bits<5>>,
     unused_dlv_len: Signal<Local, Bits<32>>,
     unused_activate: Signal<Local, Bit>,
     known: Signal<Local, Bit>,
@@ -721,8 +783,15 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_to_rd: Constant<Bits<6>>,
     k_to_wr: Constant<Bits<6>>,
     k_st_retry_exc: Constant<Bits<8>>,
+    k_fl_rd: Constant<Bits<6>>,
+    k_fl_cqe: Constant<Bits<6>>,
+    k_fl_post: Constant<Bits<6>>,
+    k_st_flush: Constant<Bits<8>>,
+    k_qps_err: Constant<Bits<3>>,
     k_one3: Constant<Bits<3>>,
     k_tmo_base: Constant<Bits<TIME_BITS>>,
+    k_rnr_unit: Constant<Bits<TIME_BITS>>,
+    k_rnr_unit3: Constant<Bits<TIME_BITS>>,
     k_tmr_arm: Constant<Bits<2>>,
     k_tmr_clear: Constant<Bits<2>>,
     k_cur_rewind: Constant<Bits<2>>,
@@ -1008,10 +1077,15 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             tp_psn: Default::default(),
             tpw: Default::default(),
             mode_to: Default::default(),
+            rnr_w: Default::default(),
+            tm_rnr: Default::default(),
+            rnr_code: Default::default(),
+            fire_rnr: Default::default(),
             tm_arm: Default::default(),
             tm_clr: Default::default(),
             timeout: Default::default(),
             mode_rt: Default::default(),
+            mode_fl: Default::default(),
             s1_v: Default::default(),
             s1_q: Default::default(),
             s1_p1: Default::default(),
@@ -1032,10 +1106,12 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             cut: Default::default(),
             tp_off: Default::default(),
             resume: Default::default(),
+            flush_go: Default::default(),
             fire_take: Default::default(),
             to_ok: Default::default(),
             rtx_pulse: Default::default(),
-            unused_fire_kind: Default::default(),
+            rnr_base: Default::default(),
+            rnr_sh: Default::default(),
             unused_set_ready: Default::default(),
             s_base: Default::default(),
             s_base_ok: Default::default(),
@@ -1059,8 +1135,6 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rd_like_op: Default::default(),
             rx_st: Default::default(),
             unused_timer: Default::default(),
-            unused_rnr_wait: Default::default(),
-            unused_rnr_timer: Default::default(),
             unused_dlv_len: Default::default(),
             unused_activate: Default::default(),
             fetch: Default::default(),
@@ -1077,6 +1151,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             sent_mx: Default::default(),
             tpv_ram: Default::default(),
             tpp_ram: Default::default(),
+            rnrw_ram: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
             qpr_u: Default::default(),
@@ -1193,8 +1268,18 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_to_rd: k(S_TO_RD),
             k_to_wr: k(S_TO_WR),
             k_st_retry_exc: k(ST_RETRY_EXC),
+            k_fl_rd: k(S_FL_RD),
+            k_fl_cqe: k(S_FL_CQE),
+            k_fl_post: k(S_FL_POST),
+            k_st_flush: k(ST_FLUSH),
+            k_qps_err: k(QPS_ERR),
             k_one3: k(1),
             k_tmo_base: k(1024),
+            // (the RNR timer table in 10 us units, 2500 cycles at 4 ns: 1, 2, 3, 4, 6, 8,
+            // ... = 2^(c/2) for an even code, 3 * 2^((c-3)/2) for an odd one from 3;
+            // code 0 is 2^16)
+            k_rnr_unit: k(10_000 / 4),
+            k_rnr_unit3: k(3 * 10_000 / 4),
             k_tmr_arm: k(crate::req_rx_check::TMR_ARM),
             k_tmr_clear: k(crate::req_rx_check::TMR_CLEAR),
             k_cur_rewind: k(CUR_REWIND),
@@ -1390,10 +1475,15 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             tp_psn,
             tpw,
             mode_to,
+            rnr_w,
+            tm_rnr,
+            rnr_code,
+            fire_rnr,
             tm_arm,
             tm_clr,
             timeout,
             mode_rt,
+            mode_fl,
             s1_v,
             s1_q,
             s1_p1,
@@ -1428,6 +1518,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.tpv_ram.write_clock.next = self.clock.val();
         self.tpp_ram.read_clock.next = self.clock.val();
         self.tpp_ram.write_clock.next = self.clock.val();
+        self.rnrw_ram.read_clock.next = self.clock.val();
+        self.rnrw_ram.write_clock.next = self.clock.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
         self.qpc_u.x.next = self.s_qpc_rd_data.val();
@@ -1580,6 +1672,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & ((self.qp_state.q.val() == self.k_rts.val())
                 | (self.qp_state.q.val() == self.k_sqd.val()))
             & !self.stopped.q.val()
+            & !self.rnr_w.q.val()
             & ((self.tp_off.val() < self.k_window.val()) | self.tp_off.val().get_bit(23));
         self.at_head.next = self.sq_ci.q.val() == self.sq_fetch.q.val();
         self.eligible.next = self.present.q.val()
@@ -1589,6 +1682,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.tp_v.q.val()
             & (self.sq_fetch.q.val() != self.sq_pi.q.val())
             & ((self.sq_fetch.q.val() - self.sq_ci.q.val()) < self.k_slot_max.val());
+        // the QP is in error with WQEs not completed: the flush (the model's enter_error /
+        // flush_posted)
+        self.flush_go.next = self.present.q.val()
+            & (self.qp_state.q.val() == self.k_qps_err.val())
+            & (self.sq_ci.q.val() != self.sq_pi.q.val());
 
         // ---- the op ring ----
         self.ring_waddr.hi.next = self.qpn.q.val();
@@ -1809,6 +1907,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & self.m_qpr_wr_ready.val())
             | self.tpw.q.val();
         self.tpw.d.next = false;
+        self.rnrw_ram.read_address.next = self.qpn.q.val();
+        self.rnrw_ram.write_address.next = self.qpn.q.val();
+        self.rnrw_ram.write_data.next = self.rnr_w.q.val();
+        self.rnrw_ram.write_enable.next =
+            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
         if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
             self.stop_ram.write_address.next = self.serr_qpn.q.val();
             self.stop_ram.write_data.next = true;
@@ -1833,6 +1936,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.tpv_ram.write_address.next = self.s_qp_clr_qpn.val();
             self.tpv_ram.write_data.next = false;
             self.tpv_ram.write_enable.next = true;
+            self.rnrw_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rnrw_ram.write_data.next = false;
+            self.rnrw_ram.write_enable.next = true;
             self.fw_v.d.next = false;
         }
 
@@ -1853,6 +1959,27 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.tmr.s_set_valid.next = false;
             }
         }
+        // (the RNR timer: the rnr_timer_ns table in cycles; set when this visit started
+        // a wait, replacing the ACK timer; while a wait runs the timer is left alone)
+        self.rnr_base.next = self.k_rnr_unit.val();
+        self.rnr_sh.next = self.rnr_code.q.val() >> self.k_one5.val();
+        if self.rnr_code.q.val().get_bit(0) & (self.rnr_code.q.val() != self.k_one5.val()) {
+            self.rnr_base.next = self.k_rnr_unit3.val();
+            self.rnr_sh.next = (self.rnr_code.q.val() >> self.k_one5.val()) - self.k_one5.val();
+        }
+        if self.rnr_code.q.val() == self.k_zero5.val() {
+            self.rnr_sh.next = self.k_sixteen5.val();
+        }
+        if self.rnr_w.q.val() & !self.tm_rnr.q.val() {
+            self.tmr.s_set_valid.next = false;
+        }
+        if self.tm_rnr.q.val() {
+            self.tmr.s_set_valid.next =
+                (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            self.tmr.s_set_arm.next = true;
+            self.tmr.s_set_kind.next = true;
+            self.tmr.s_set_delay.next = self.rnr_base.val() << self.rnr_sh.val();
+        }
         if self.clr_take.val() {
             self.tmr.s_set_valid.next = true;
             self.tmr.s_set_qpn.next = self.s_qp_clr_qpn.val();
@@ -1863,7 +1990,6 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.s_rsp_valid.val()
             & self.tmr.m_fire_valid.val();
         self.tmr.m_fire_ready.next = self.fire_take.val();
-        self.unused_fire_kind.next = self.tmr.m_fire_kind.val();
         // (a set is always taken)
         self.unused_set_ready.next = self.tmr.s_set_ready.val();
         self.to_ok.next = self.present.q.val()
@@ -1901,8 +2027,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
-        self.m_cqe_valid.next =
-            (self.state.q.val() == self.k_cqe.val()) | (self.state.q.val() == self.k_ret_cqe.val());
+        self.m_cqe_valid.next = (self.state.q.val() == self.k_cqe.val())
+            | (self.state.q.val() == self.k_ret_cqe.val())
+            | (self.state.q.val() == self.k_fl_cqe.val())
+            | (self.state.q.val() == self.k_fl_post.val());
         self.m_cqe_cqn.next = self.send_cqn.q.val();
         self.m_cqe_wr_id.next = self.w_wr_id.q.val();
         self.m_cqe_byte_len.next = self.len.val();
@@ -1922,6 +2050,18 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.m_cqe_status.next = self.op_u.status.val();
             self.m_cqe_vendor_err.next = self.op_u.vendor.val();
         }
+        // the flush: an op of the ring (as retired, WR_FLUSH_ERR), a posted WQE (byte_len 0)
+        if self.state.q.val() == self.k_fl_cqe.val() {
+            self.wcop8.lo.next = self.op_u.wc_opcode.val();
+            self.m_cqe_wr_id.next = self.op_u.wr_id.val();
+            self.m_cqe_byte_len.next = self.op_u.len.val();
+            self.m_cqe_wqe_index.next = self.sq_ci.q.val();
+            self.m_cqe_status.next = self.k_st_flush.val();
+        }
+        if self.state.q.val() == self.k_fl_post.val() {
+            self.m_cqe_byte_len.next = self.k_zero32.val();
+            self.m_cqe_status.next = self.k_st_flush.val();
+        }
         self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
             & self.m_qpr_wr_ready.val()
             & self.err_head.q.val())
@@ -1933,7 +2073,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
             | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
-        self.m_cnt_ack_timeouts.next = (self.state.q.val() == self.k_to.val()) & self.to_ok.val();
+        self.m_cnt_ack_timeouts.next =
+            (self.state.q.val() == self.k_to.val()) & self.to_ok.val() & !self.fire_rnr.q.val();
         self.m_cnt_qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
             self.m_cnt_qpn.next = self.serr_qpn.q.val();
@@ -1965,10 +2106,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.chk.s_rnr_left.next = self.rnr_left.q.val();
         self.chk.s_retry_cnt.next = self.retry_cnt.q.val();
         self.chk.s_rnr_retry.next = self.rnr_retry.q.val();
-        // (no RNR wait yet: it is never running)
         self.chk.s_rewound_valid.next = self.rwd_v.q.val();
         self.chk.s_rewound.next = self.rwd.q.val();
-        self.chk.s_rnr_waiting.next = false;
+        self.chk.s_rnr_waiting.next = self.rnr_w.q.val();
         self.chk.s_start.next = self.state.q.val() == self.k_rx_start.val();
         self.chk.s_op_valid.next = (self.state.q.val() == self.k_rx_walk.val()) & self.wk_v.q.val();
         self.chk.s_op_kind.next = self.op_u.kind.val();
@@ -1991,8 +2131,6 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.tm_clr.d.next = true;
             }
         }
-        self.unused_rnr_wait.next = self.chk.m_rnr_wait.val();
-        self.unused_rnr_timer.next = self.chk.m_rnr_timer.val();
         self.unused_dlv_len.next = self.chk.m_dlv_len.val();
         self.unused_activate.next = self.chk.m_activate.val();
         self.m_rx_cnt_valid.next = ((self.state.q.val() == self.k_rx_dec.val())
@@ -2029,6 +2167,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             | (self.state.q.val() == self.k_ret_cqe.val())
             | (self.state.q.val() == self.k_to_rd.val())
             | (self.state.q.val() == self.k_to_wr.val())
+            | (self.state.q.val() == self.k_fl_rd.val())
+            | (self.state.q.val() == self.k_fl_cqe.val())
         {
             self.ring_raddr.hi.next = self.qpn.q.val();
             self.ring_raddr.lo.next = self.sq_ci.q.val().get_bits::<4>(0);
@@ -2168,9 +2308,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_fl.d.next = false;
             self.mode_to.d.next = false;
             self.tm_arm.d.next = false;
             self.tm_clr.d.next = false;
+            self.tm_rnr.d.next = false;
             self.rtx_act.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
@@ -2193,6 +2335,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 }
             } else if self.tmr.m_fire_valid.val() {
                 self.qpn.d.next = self.tmr.m_fire_qpn.val();
+                self.fire_rnr.d.next = self.tmr.m_fire_kind.val();
                 self.mode_to.d.next = true;
                 self.state.d.next = self.k_rd_c.val();
             } else if self.s_sq_db_valid.val() {
@@ -2260,6 +2403,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwd.d.next = self.rwp_ram.read_data.val();
             self.tp_v.d.next = self.tpv_ram.read_data.val();
             self.tp_psn.d.next = self.tpp_ram.read_data.val();
+            self.rnr_w.d.next = self.rnrw_ram.read_data.val();
             self.state.d.next = self.k_decide.val();
             if self.mode_db.q.val() {
                 self.state.d.next = self.k_wr_db.val();
@@ -2282,6 +2426,38 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
                 self.state.d.next = self.k_rt_rd.val();
             }
+            if self.flush_go.val() {
+                // the QP is in error: every WQE not completed, WR_FLUSH_ERR in SQ order
+                // (no RNR wait, no cursor held any more)
+                self.err_head.d.next = false;
+                self.rnr_w.d.next = false;
+                self.tp_v.d.next = false;
+                self.state.d.next = self.k_fl_rd.val();
+            }
+        }
+        // ---- the flush: the ring's ops, then the WQEs posted and not fetched ----
+        if self.state.q.val() == self.k_fl_rd.val() {
+            self.state.d.next = self.k_fl_cqe.val();
+            if self.sq_ci.q.val() == self.sq_fetch.q.val() {
+                self.state.d.next = self.k_wqpr.val();
+                if self.sq_fetch.q.val() != self.sq_pi.q.val() {
+                    self.mode_fl.d.next = true;
+                    self.state.d.next = self.k_fetch.val();
+                }
+            }
+        }
+        if (self.state.q.val() == self.k_fl_cqe.val()) & self.m_cqe_ready.val() {
+            self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
+            if self.rd_like_op.val() {
+                self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();
+            }
+            self.state.d.next = self.k_fl_rd.val();
+        }
+        if (self.state.q.val() == self.k_fl_post.val()) & self.m_cqe_ready.val() {
+            self.sq_fetch.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            self.sq_ci.d.next = self.sq_fetch.q.val() + self.k_one32.val();
+            self.mode_fl.d.next = false;
+            self.state.d.next = self.k_fl_rd.val();
         }
         if (self.state.q.val() == self.k_fetch.val()) & self.fetch.s_req_ready.val() {
             self.state.d.next = self.k_wqe.val();
@@ -2306,10 +2482,20 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 if self.mode_rt.q.val() {
                     self.state.d.next = self.k_rt_job.val();
                 }
+                if self.mode_fl.q.val() {
+                    self.state.d.next = self.k_fl_post.val();
+                }
             }
             if self.fetch.m_err_valid.val() {
                 self.stopped.d.next = true;
                 self.state.d.next = self.k_fault.val();
+                if self.mode_fl.q.val() {
+                    // (a WQE that cannot be read is flushed as an all-zero one: wr_id 0,
+                    // RDMA WRITE, as the model does)
+                    self.w_wr_id.d.next = self.k_zero64.val();
+                    self.w_opcode.d.next = self.k_zero8.val();
+                    self.state.d.next = self.k_fl_post.val();
+                }
             }
         }
         if self.state.q.val() == self.k_fault.val() {
@@ -2381,7 +2567,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_wqpr.val();
         }
         if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
-            self.again.d.next = !self.is_err.q.val();
+            // (after an error, too: the QP is then found in error and flushed)
+            self.again.d.next = true;
             self.state.d.next = self.k_idle.val();
             if self.rtx_act.q.val() {
                 self.rtx_idx.d.next = self.sq_ci.q.val();
@@ -2465,7 +2652,15 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // the oldest op fails with RETRY_EXC_ERR (its CQE and the QP error at the retire)
         if self.state.q.val() == self.k_to.val() {
             self.state.d.next = self.k_idle.val();
-            if self.to_ok.val() {
+            if self.fire_rnr.q.val() {
+                // the RNR wait is over (the model's fire_timers): the ACK timer armed,
+                // then the QP again: the held cursor resumes (go-back-N from it)
+                self.rnr_w.d.next = false;
+                self.tm_arm.d.next = true;
+                self.is_err.d.next = false;
+                self.err_head.d.next = false;
+                self.state.d.next = self.k_wqpr.val();
+            } else if self.to_ok.val() {
                 if self.retry_left.q.val() == self.k_zero3.val() {
                     self.stopped.d.next = true;
                     self.state.d.next = self.k_to_rd.val();
@@ -2547,9 +2742,23 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rwd_v.d.next = self.chk.m_rewound_valid.val();
             self.rwd.d.next = self.chk.m_rewound.val();
             if self.chk.m_cursor.val() == self.k_cur_rewind.val() {
-                // go-back-N: retransmitted once the QP's state is written back
-                self.rtx_act.d.next = true;
-                self.rtx_psn.d.next = self.chk.m_cursor_psn.val();
+                if self.chk.m_rnr_wait.val() | self.rnr_w.q.val() {
+                    // an RNR wait (starting or running): the cursor is only moved, held
+                    // there until the RNR timer fires
+                    self.tp_v.d.next = true;
+                    self.tp_psn.d.next = self.chk.m_cursor_psn.val();
+                } else {
+                    // go-back-N: retransmitted once the QP's state is written back
+                    self.rtx_act.d.next = true;
+                    self.rtx_psn.d.next = self.chk.m_cursor_psn.val();
+                }
+            }
+            if self.chk.m_rnr_wait.val() {
+                // an RNR NAK with an RNR retry left: the wait starts (the RNR timer set
+                // at the write-back)
+                self.rnr_w.d.next = true;
+                self.tm_rnr.d.next = true;
+                self.rnr_code.d.next = self.chk.m_rnr_timer.val();
             }
             if self.chk.m_fail0_valid.val() | self.chk.m_fail1_valid.val() {
                 self.stopped.d.next = true;
@@ -2671,6 +2880,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.mode_db.d.next = false;
             self.mode_rx.d.next = false;
             self.mode_rt.d.next = false;
+            self.mode_fl.d.next = false;
             self.mode_to.d.next = false;
             self.s1_v.d.next = false;
             self.fw_v.d.next = false;

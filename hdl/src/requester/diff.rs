@@ -11,8 +11,8 @@
 //!
 //! Compared per round and QP: every request frame byte for byte and in order (the RTL's
 //! records built into frames by `HdrBuild`'s reference, `hdr_build::model::Record`), the
-//! send CQEs (the model's CQ rings; WR_FLUSH_ERR ones, the flush of the rest of the SQ
-//! when the QP enters the error state, are not the transmit half's and are left out), the
+//! send CQEs (the model's CQ rings, WR_FLUSH_ERR ones too: the flush of the rest of the SQ
+//! when the QP enters the error state), the
 //! QP-error event against the model's QP state, `next_psn` against QUERY_QP's `sq_psn`,
 //! and the op ring: one op per fetched WQE with its `wr_id`, PSNs back to back from the
 //! connection's first PSN, every frame the model sent inside its op's PSN range.
@@ -65,8 +65,11 @@ struct Conn {
     dest_ip: [u8; 4],
     udp_sport: u16,
     max_rd: u8,
-    /// The local ACK timeout (31 unless losses are on: [`TIMEOUT_LOSS`]).
+    /// The local ACK timeout (31 unless the timing is slow: [`TIMEOUT_LOSS`]).
     timeout: u8,
+    /// `retry_cnt` and `rnr_retry` (7 unless a bench of retry exhaustion lowers them).
+    retry_cnt: u8,
+    rnr_retry: u8,
 }
 
 /// The ACK timeout with losses: 4.096 us * 2^3, 8192 cycles.
@@ -90,6 +93,8 @@ impl Conn {
             udp_sport: 0xc000 | rng.below(0x4000) as u16,
             max_rd: [0, 1, 2, 4, 16][rng.below(5) as usize],
             timeout: 31,
+            retry_cnt: 7,
+            rnr_retry: 7,
         }
     }
     fn pmtu(&self) -> u32 {
@@ -198,6 +203,16 @@ struct Shim {
     /// Losses on (a frame's first pass dropped now and then), and the frames dropped.
     loss: bool,
     lost: usize,
+    /// The peer goes silent: requests to peer QP `k` from PSN `v` on are dropped, every
+    /// pass (retransmissions too), so only the ACK timer and its retries end them.
+    cut: BTreeMap<u32, u32>,
+    /// The peer's receives for our QP of index 1 are posted this many cycles into the run
+    /// (RNR NAKs until then; `u32::MAX`: never); the cycles of the run so far.
+    late_post: Option<u32>,
+    cycles: u32,
+    /// Slow timing (ACK timeout [`TIMEOUT_LOSS`], [`QUIET_LOSS`] quiet cycles): losses,
+    /// a silent peer, RNR waits.
+    slow: bool,
 }
 
 impl Shim {
@@ -212,6 +227,12 @@ impl Shim {
     /// Passes frame `f` (a request when `req`) on to `out`: now, later, or twice.
     fn pass(&mut self, req: bool, f: Frame, out: &mut VecDeque<Frame>) {
         let key = (req, frame_dest(&f), frame_psn(&f));
+        if let Some(&from) = self.cut.get(&key.1).filter(|_| req) {
+            if key.2.wrapping_sub(from) & 0xff_ffff < 0x80_0000 {
+                self.lost += 1;
+                return;
+            }
+        }
         if !self.on || !self.seen.insert(key) {
             out.push_back(f);
             return;
@@ -238,6 +259,12 @@ impl Shim {
             }
             _ => out.push_back(f),
         }
+    }
+
+    /// The late receives are still to be posted in this run.
+    fn post_due(&self) -> bool {
+        self.late_post
+            .is_some_and(|t| t != u32::MAX && self.cycles < t)
     }
 
     /// One cycle: the held frames due now, (a request, frame).
@@ -475,6 +502,8 @@ struct Stats {
     /// Long messages (past the window) whose first 1024 packets, and no more, left
     /// before any response came.
     long_msgs: usize,
+    /// RNR NAKs the model received (the RTL's are held near them).
+    rnr_naks: usize,
 }
 
 impl Stats {
@@ -499,6 +528,7 @@ impl Stats {
         self.timeouts += o.timeouts;
         self.rtx_pulses += o.rtx_pulses;
         self.long_msgs += o.long_msgs;
+        self.rnr_naks += o.rnr_naks;
         for (m, from) in [
             (&mut self.opcodes, o.opcodes),
             (&mut self.cqes, o.cqes),
@@ -605,12 +635,17 @@ impl Rtl {
             self.io.hold = 3000;
         }
         let mut quiet = 0;
-        let (quiet_max, steps) = if self.shim.loss {
+        self.shim.cycles = 0;
+        let (quiet_max, steps) = if self.shim.slow {
             (QUIET_LOSS, 3_000_000)
         } else {
             (3000, 200_000)
         };
         for _ in 0..steps {
+            self.shim.cycles += 1;
+            if self.shim.late_post == Some(self.shim.cycles) {
+                post_peer_recvs(self.peer.as_mut().expect("a peer"), 1);
+            }
             let busy = self.step((0, 0));
             // (A WQE held back by max_rd_atomic or FENCE is read again at each scan visit:
             // WQE reads and MR checks do not count as activity.)
@@ -625,7 +660,8 @@ impl Rtl {
                 && io.wst.is_empty()
                 && io.to_peer.is_empty()
                 && io.hold == 0
-                && self.shim.held.is_empty();
+                && self.shim.held.is_empty()
+                && !self.shim.post_due();
             quiet = if busy || !idle { 0 } else { quiet + 1 };
             // A full scan of the 256 QPs is about 2000 cycles.
             if quiet > quiet_max {
@@ -1042,6 +1078,12 @@ struct World {
     faults: bool,
     /// Each round, QP 5 (PMTU 256) starts with a [`long_write`].
     long: bool,
+    /// Each round, the peer goes silent for QP 9 (see [`Shim::cut`]), which has 0 to 2
+    /// retries.
+    silent: bool,
+    /// Each round, the peer of QP 9 posts its receives this many cycles late (`u32::MAX`:
+    /// never, QP 9 then has 0 to 2 RNR retries).
+    rnr: Option<u32>,
 }
 
 /// The requester's receive counters the model keeps, in `ReqRxCheck`'s `CNT_*` order (1..).
@@ -1102,8 +1144,9 @@ fn new_peer(host: Host) -> Model {
 }
 
 /// Connects the peer's QP for our QP `i` (RESET -> INIT -> RTR -> RTS, every remote right,
-/// its first expected PSN ours) and posts 32 receives.
-fn connect_peer(p: &mut Model, i: usize, c: Conn) {
+/// its first expected PSN ours) and posts 32 receives when `post` (else
+/// [`post_peer_recvs`] does it later).
+fn connect_peer(p: &mut Model, i: usize, c: Conn, post: bool) {
     let qpn = PEER_QP_BASE + QPS[i];
     let m = |mask: u32, state: QpState| ModifyQpArgs {
         qpn,
@@ -1132,6 +1175,14 @@ fn connect_peer(p: &mut Model, i: usize, c: Conn) {
     ] {
         p.ok(CmdOpcode::ModifyQp, m(mask, state).to_args());
     }
+    if post {
+        post_peer_recvs(p, i);
+    }
+}
+
+/// Posts 32 receives on the peer's QP for our QP `i` (its RQ starting empty).
+fn post_peer_recvs(p: &mut Model, i: usize) {
+    let qpn = PEER_QP_BASE + QPS[i];
     for k in 0..32u64 {
         let r = RecvWqe {
             wr_id: k,
@@ -1235,6 +1286,8 @@ impl World {
             shim: Shim::new(faults, seed ^ 0xfa17),
             faults,
             long: false,
+            silent: false,
+            rnr: None,
         };
         for (i, &qpn) in QPS.iter().enumerate() {
             let cqn = 1 + i as u32;
@@ -1298,8 +1351,8 @@ impl World {
             dest_ip: c.dest_ip,
             udp_sport: c.udp_sport,
             timeout: c.timeout,
-            retry_cnt: 7,
-            rnr_retry: 7,
+            retry_cnt: c.retry_cnt,
+            rnr_retry: c.rnr_retry,
             max_rd_atomic: c.max_rd,
             ..ModifyQpArgs::default()
         };
@@ -1321,8 +1374,8 @@ impl World {
         set(a, f, "dest_ip", u64::from(u32::from_be_bytes(c.dest_ip)));
         set(a, f, "udp_sport", u64::from(c.udp_sport));
         set(a, f, "timeout", u64::from(c.timeout));
-        set(a, f, "retry_cnt", 7);
-        set(a, f, "rnr_retry", 7);
+        set(a, f, "retry_cnt", u64::from(c.retry_cnt));
+        set(a, f, "rnr_retry", u64::from(c.rnr_retry));
         set(a, f, "max_rd_atomic", u64::from(c.max_rd));
         let r = &mut self.rtl.qpr[qpn as usize];
         *r = QprEntry::default();
@@ -1330,13 +1383,14 @@ impl World {
         for name in ["next_psn", "una_psn", "sent_end"] {
             set(r, f, name, u64::from(c.sq_psn));
         }
-        set(r, f, "retry_left", 7);
-        set(r, f, "rnr_left", 7);
+        set(r, f, "retry_left", u64::from(c.retry_cnt));
+        set(r, f, "rnr_left", u64::from(c.rnr_retry));
+        let post = !(i == 1 && self.rnr.is_some());
         if let Some(p) = self.mpeer.as_mut() {
-            connect_peer(p, i, c);
+            connect_peer(p, i, c, post);
         }
         if let Some(p) = self.rtl.peer.as_mut() {
-            connect_peer(p, i, c);
+            connect_peer(p, i, c, post);
         }
     }
 
@@ -1359,8 +1413,13 @@ impl World {
         let (mut rx, mut tx) = (VecDeque::new(), Vec::new());
         let (mut prx, mut ptx) = (VecDeque::new(), Vec::new());
         let mut quiet = 0;
-        let quiet_max = if self.shim.loss { QUIET_LOSS } else { 3000 };
+        let quiet_max = if self.shim.slow { QUIET_LOSS } else { 3000 };
+        self.shim.cycles = 0;
         while quiet < quiet_max {
+            self.shim.cycles += 1;
+            if self.shim.late_post == Some(self.shim.cycles) {
+                post_peer_recvs(self.mpeer.as_mut().expect("a peer"), 1);
+            }
             let (a, b) = (tx.len(), ptx.len());
             self.model.tick(&mut rx, &mut tx);
             for f in &tx[a..] {
@@ -1382,7 +1441,8 @@ impl World {
                 && ptx.len() == b
                 && rx.is_empty()
                 && prx.is_empty()
-                && self.shim.held.is_empty();
+                && self.shim.held.is_empty()
+                && !self.shim.post_due();
             quiet = if idle { quiet + 1 } else { 0 };
         }
         tx
@@ -1399,10 +1459,27 @@ impl World {
         if self.long {
             conns[0].pmtu_code = 1;
         }
-        if self.shim.loss {
+        if self.shim.slow {
             for c in conns.iter_mut() {
                 c.timeout = TIMEOUT_LOSS;
             }
+        }
+        // A silent peer for QP 9 from a PSN near its first on, with few retries.
+        self.shim.cut.clear();
+        self.rtl.shim.cut.clear();
+        if self.silent {
+            conns[1].retry_cnt = self.rng.below(3) as u8;
+            let from = (conns[1].sq_psn + self.rng.below(12) as u32) & 0xff_ffff;
+            self.shim.cut.insert(conns[1].dest_qpn, from);
+            self.rtl.shim.cut.insert(conns[1].dest_qpn, from);
+        }
+        // The peer of QP 9 posts its receives late (or never, with few RNR retries).
+        if let Some(late) = self.rnr {
+            if late == u32::MAX {
+                conns[1].rnr_retry = self.rng.below(3) as u8;
+            }
+            self.shim.late_post = Some(late);
+            self.rtl.shim.late_post = Some(late);
         }
         for (i, &c) in conns.iter().enumerate() {
             self.connect(i, c);
@@ -1479,6 +1556,11 @@ impl World {
             // the shorter list's end must agree)
             let failed = q.state == QpState::Err;
             any_err |= failed;
+            // (a silent peer's or an RNR-waiting QP's retransmissions follow the timers,
+            // each side's own: its frames are not compared, as with faults)
+            let loose = self.faults
+                || self.shim.cut.contains_key(&c.dest_qpn)
+                || (self.rnr.is_some() && i == 1);
             // (with faults the frames are each side's own: retransmissions follow the
             // timing of the faults; count the RTL's)
             let mut sent = BTreeSet::new();
@@ -1487,7 +1569,7 @@ impl World {
                     self.stats.retransmits += 1;
                 }
             }
-            for (k, (a, b)) in m.iter().zip(&r).enumerate().filter(|_| !self.faults) {
+            for (k, (a, b)) in m.iter().zip(&r).enumerate().filter(|_| !loose) {
                 if a != b {
                     self.fail(&format!(
                         "QP {qpn}: frame {k} differs (PSN model {:#x}, RTL {:#x}; opcode {:#x} / {:#x})\nmodel {a:02x?}\nRTL   {b:02x?}",
@@ -1498,7 +1580,7 @@ impl World {
                     ));
                 }
             }
-            if m.len() != r.len() && !(rx && failed) && !self.faults {
+            if m.len() != r.len() && !(rx && failed) && !loose {
                 self.fail(&format!(
                     "QP {qpn}: the model sent {} frames, the RTL {}",
                     m.len(),
@@ -1515,18 +1597,30 @@ impl World {
             // completions
             let cqn = 1 + i as u32;
             // (the flush of the QP's other WQEs when it enters the error state, WR_FLUSH_ERR,
-            // is not the transmit half's: left out, counted)
-            let (flushed, mc): (Vec<Cqe>, Vec<Cqe>) = self
+            // included, in SQ order after the error's CQE; its byte_len is the op's length
+            // for a WQE fetched before the error and 0 for one only posted, and how far
+            // each side had fetched then is a matter of timing: left out)
+            let flush_len = |mut x: Cqe| {
+                if x.status == WcStatus::WrFlushErr {
+                    x.byte_len = 0;
+                }
+                x
+            };
+            let mc: Vec<Cqe> = self
                 .model
                 .new_cqes(cqn)
                 .into_iter()
-                .partition(|x| x.status == WcStatus::WrFlushErr);
-            self.stats.flushed += flushed.len();
+                .map(flush_len)
+                .collect();
+            self.stats.flushed += mc
+                .iter()
+                .filter(|x| x.status == WcStatus::WrFlushErr)
+                .count();
             let rc: Vec<Cqe> = out
                 .cqes
                 .iter()
                 .filter(|x| x.0 == cqn)
-                .map(|x| x.1)
+                .map(|x| flush_len(x.1))
                 .collect();
             if mc != rc {
                 self.fail(&format!("QP {qpn}: CQEs\nmodel {mc:?}\nRTL   {rc:?}"));
@@ -1560,13 +1654,42 @@ impl World {
             let ci = val(&e, f, "sq_ci") as usize;
             if rx {
                 // every request answered: a healthy QP has fetched, sent and retired its
-                // whole SQ, and everything it sent is acknowledged
-                if !failed {
+                // whole SQ, and everything it sent is acknowledged. Unless the peer's QP
+                // entered the error state (it NAKed an invalid request, so it answers
+                // nothing more) while an earlier READ still waited for a response: then
+                // only the ACK timer could end it, and with the faults' timeout (31, hours)
+                // the model is left just as stuck (its QP not in error, the same CQEs and
+                // next PSN, compared above).
+                let peer_err = self
+                    .mpeer
+                    .as_mut()
+                    .is_some_and(|p| p.query(PEER_QP_BASE + qpn).state == QpState::Err);
+                if !failed && !peer_err {
                     let (fetch, una) = (val(&e, f, "sq_fetch"), val(&e, f, "una_psn"));
                     if !ops.is_empty()
                         || fetch != posted[i].len() as u64
                         || una != u64::from(q.sq_psn)
                     {
+                        // (REQ_DEBUG=1: the ring and both sides' frames, PSN/opcode)
+                        if std::env::var("REQ_DEBUG").is_ok() {
+                            let fr = |v: &[&Frame]| {
+                                v.iter()
+                                    .map(|f| format!("{:x}/{:x}", frame_psn(f), f[42]))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            };
+                            eprintln!("ops {ops:x?}");
+                            eprintln!(
+                                "posted {:?}",
+                                posted[i]
+                                    .iter()
+                                    .map(|w| (w.opcode, w.sge.length, w.flags))
+                                    .collect::<Vec<_>>()
+                            );
+                            eprintln!("model frames {}", fr(&m));
+                            eprintln!("RTL frames   {}", fr(&r));
+                            eprintln!("sent_end {:x}", val(&e, f, "sent_end"));
+                        }
                         self.fail(&format!(
                             "QP {qpn}: {} ops left in the ring (sq_ci {ci}, sq_fetch {fetch} of {} posted), una {una:#x}, model sq_psn {:#x}",
                             ops.len(),
@@ -1689,12 +1812,19 @@ impl World {
         for (k, &c) in RX_COUNTERS.iter().enumerate() {
             let code = k as u8 + 1;
             let rtl = out.rx_cnts.iter().filter(|x| x.0 == code).count() as u64;
-            // (with faults how many duplicates and NAKs come is a matter of timing)
-            if !any_err && !self.faults && now[k] - self.counts[k] != rtl {
-                self.fail(&format!(
-                    "{c:?}: model {} this round, RTL {rtl}",
-                    now[k] - self.counts[k]
-                ));
+            // (with faults how many duplicates and NAKs come is a matter of timing; with
+            // RNR waits too, within bounds: the RTL waits as the model does, so it takes
+            // about as many RNR NAKs)
+            let model = now[k] - self.counts[k];
+            if self.rnr.is_some() && c == Counter::RnrNaksReceived {
+                if rtl > 2 * model + 2 {
+                    self.fail(&format!(
+                        "{c:?}: model {model} this round, RTL {rtl}: the RTL does not wait"
+                    ));
+                }
+                self.stats.rnr_naks += model as usize;
+            } else if !any_err && !self.faults && self.rnr.is_none() && model != rtl {
+                self.fail(&format!("{c:?}: model {model} this round, RTL {rtl}"));
             }
             self.counts[k] = now[k];
         }
@@ -1734,6 +1864,22 @@ fn run_seeds_with(
     long: bool,
     loss: bool,
 ) -> Stats {
+    run_seeds_setup(env, base, seeds, rounds, peer, faults, long, loss, &|_| {})
+}
+
+/// [`run_seeds_with`], `setup` applied to each seed's world first.
+#[allow(clippy::too_many_arguments)]
+fn run_seeds_setup(
+    env: &str,
+    base: u64,
+    seeds: u64,
+    rounds: usize,
+    peer: bool,
+    faults: bool,
+    long: bool,
+    loss: bool,
+    setup: &dyn Fn(&mut World),
+) -> Stats {
     let var = |k: &str| std::env::var(format!("{env}_{k}")).ok();
     let seeds: u64 = var("SEEDS").and_then(|s| s.parse().ok()).unwrap_or(seeds);
     let rounds: usize = var("ROUNDS").and_then(|s| s.parse().ok()).unwrap_or(rounds);
@@ -1747,6 +1893,10 @@ fn run_seeds_with(
         w.long = long;
         w.shim.loss = loss;
         w.rtl.shim.loss = loss;
+        setup(&mut w);
+        let slow = loss || w.silent || w.rnr.is_some();
+        w.shim.slow = slow;
+        w.rtl.shim.slow = slow;
         for _ in 0..rounds {
             w.round();
         }
@@ -1837,8 +1987,8 @@ fn responses_match_the_model() {
 /// counters (their timing is each side's own on faults). Requires retransmissions by the
 /// RTL and NAKs received, so that it cannot pass without reaching go-back-N.
 ///
-/// Two seeds of three rounds by default (from 0xfa170001: seed 0xfa170000 is a known
-/// failure, see [`fault_seed_0xfa170000_is_not_recovered`]); `REQ_FAULT_SEEDS`,
+/// Two seeds of three rounds by default (from 0xfa170001; seed 0xfa170000 is
+/// [`fault_seed_0xfa170000_matches_the_model`]); `REQ_FAULT_SEEDS`,
 /// `REQ_FAULT_ROUNDS` widen it, `REQ_FAULT_SEED=hex` replays one.
 #[test]
 fn faults_match_the_model() {
@@ -1858,13 +2008,16 @@ fn faults_match_the_model() {
     );
 }
 
-/// NOT DONE, a known failure: with seed 0xfa170000 the RTL leaves QP 9 in round 0 with 4
-/// unfinished ops (una 0xfffffe) where the model recovers; the cause (some case of the
-/// go-back-N retransmission) is not found yet. Run with `--ignored`.
+/// Seed 0xfa170000, once a known failure: in round 0 QP 9's peer NAKs a SEND with
+/// invalidate as an invalid request (its QP enters the error state and answers nothing
+/// more) while a READ before it had a response held back and was asked for again: the
+/// READ never completes, on the RTL as in the model (4 ops left, una 0xfffffe; the model's
+/// QP not in error, the same CQEs and next PSN), which only the ACK timer would end. The
+/// bench demanded the ring drained there; it no longer does when the peer's QP is in error.
 #[test]
-#[ignore = "known failure of the go-back-N path, not yet found (see the doc comment)"]
-fn fault_seed_0xfa170000_is_not_recovered() {
-    run_seeds("REQ_FAULT_KNOWN", 0xfa17_0000, 1, 1, true, true);
+fn fault_seed_0xfa170000_matches_the_model() {
+    let total = run_seeds("REQ_FAULT_KNOWN", 0xfa17_0000, 1, 1, true, true);
+    assert!(total.responses > 0, "{total:?}");
 }
 
 /// With a peer: each round QP 5 (PMTU 256) starts with a WRITE of 1100 to 1199 packets,
@@ -1908,4 +2061,95 @@ fn losses_match_the_model() {
         total.rtx_pulses, total.retransmits,
         "Retransmits pulses vs frames sent again: {total:?}"
     );
+}
+
+/// With a peer that goes silent for QP 9 (every request from a PSN near its first one on
+/// is dropped, retransmissions too; [`Shim::cut`]) and 0 to 2 retries: the ACK timer runs
+/// out of retries, the oldest unfinished op completes RETRY_EXC_ERR and the QP enters the
+/// error state, as in the model (`fire_timers` / `use_retry`); CQEs (the flush's left
+/// out), QP errors, memory compared; QP 5 runs on undisturbed (frames byte for byte,
+/// drained). Requires RETRY_EXC_ERR CQEs and ACK timeouts.
+///
+/// Two seeds of two rounds by default; `REQ_SILENT_SEEDS`, `REQ_SILENT_ROUNDS` widen it,
+/// `REQ_SILENT_SEED=hex` replays one.
+#[test]
+fn retry_exhaustion_matches_the_model() {
+    let total = run_seeds_setup(
+        "REQ_SILENT",
+        0x5173_0000,
+        2,
+        2,
+        true,
+        false,
+        false,
+        false,
+        &|w| w.silent = true,
+    );
+    eprintln!("requester diff with a silent peer: {total:?}");
+    assert!(total.lost > 0 && total.timeouts > 0, "{total:?}");
+    assert!(
+        total.cqes.contains_key(&u8::from(WcStatus::RetryExcErr)),
+        "no RETRY_EXC_ERR CQE: {total:?}"
+    );
+    assert!(total.qp_errs > 0 && total.drained > 0, "{total:?}");
+    assert!(total.flushed > 0, "nothing flushed: {total:?}");
+}
+
+/// With a peer whose QP for our QP 9 posts its receives 15 000 cycles late (RNR NAKs for
+/// its SENDs until then, timer code 1: 10 us), QP 9 with infinite RNR retries
+/// (`rnr_retry` 7): the RTL waits as the model does (`QpTimers` kind RNR, the cursor held
+/// at `una` until the timer fires, then go-back-N from it), so it takes about as many RNR
+/// NAKs as the model (at most twice as many, plus two); once the receives are there both
+/// recover: CQEs, the drained ring and window, memory compared (frames of QP 9 not: their
+/// timing follows the timers).
+///
+/// Two seeds of two rounds by default; `REQ_RNR_SEEDS`, `REQ_RNR_ROUNDS` widen it,
+/// `REQ_RNR_SEED=hex` replays one.
+#[test]
+fn rnr_waits_match_the_model() {
+    let total = run_seeds_setup(
+        "REQ_RNR",
+        0x4e40_0000,
+        2,
+        2,
+        true,
+        false,
+        false,
+        false,
+        &|w| w.rnr = Some(15_000),
+    );
+    eprintln!("requester diff with RNR waits: {total:?}");
+    assert!(total.rnr_naks > 0, "no RNR NAK: {total:?}");
+    assert!(total.drained > 0, "{total:?}");
+    assert!(
+        total.ok_by_op.contains_key(&u8::from(WcOpcode::Send)),
+        "{total:?}"
+    );
+}
+
+/// With a peer whose QP for our QP 9 never posts a receive and 0 to 2 RNR retries: the
+/// RNR NAKs use them up and the oldest op completes RNR_RETRY_EXC_ERR, the QP in error,
+/// as in the model; CQEs, QP errors, memory compared.
+///
+/// Two seeds of two rounds by default; `REQ_RNRX_SEEDS`, `REQ_RNRX_ROUNDS` widen it,
+/// `REQ_RNRX_SEED=hex` replays one.
+#[test]
+fn rnr_exhaustion_matches_the_model() {
+    let total = run_seeds_setup(
+        "REQ_RNRX",
+        0x4e45_0000,
+        2,
+        2,
+        true,
+        false,
+        false,
+        false,
+        &|w| w.rnr = Some(u32::MAX),
+    );
+    eprintln!("requester diff with no receives: {total:?}");
+    assert!(
+        total.cqes.contains_key(&u8::from(WcStatus::RnrRetryExcErr)),
+        "no RNR_RETRY_EXC_ERR CQE: {total:?}"
+    );
+    assert!(total.qp_errs > 0, "{total:?}");
 }
