@@ -3,21 +3,30 @@
 //! two runs must agree.
 //!
 //! Every op of a case is issued by A, at PMTU 256..4096, of up to 64 KiB, every kind
-//! back to back over several QPs ([`all_from_a`]). The RTL engine is either the **responder** (B) of a
-//! model requester or the **requester** (A) of a model responder (two RTL engines, and
-//! faults, come when the requester recovers from them). The engine is slower than line
-//! rate; its RX buffer asks the link for a pause (PFC) before it would drop a frame, so
-//! the frames are the model's and only the timing differs. Without faults, for each case:
+//! back to back over several QPs ([`all_from_a`]), sometimes with one request that fails.
+//! The RTL engine is the **responder** (B) of a model requester, the **requester** (A) of
+//! a model responder, or both ends are RTL engines. The engine is slower than line rate;
+//! its RX buffer asks the link for a pause (PFC) before it would drop a frame, so the
+//! frames are the model's and only the timing differs. Without faults, for each case:
 //!
 //! - both runs pass every check the property tests make against the reference executor
 //!   (completions, memory, DMA faults, QP states: `check::check_run`);
 //! - per direction and per QP, the frames are the same, byte for byte and in the same
 //!   order (the ACK rule is per packet, `model/src/responder.rs`, so timing does not
-//!   change which ACKs are sent);
-//! - the completions of every queue and both hosts' memory are equal.
+//!   change which ACKs are sent), except that after a NAK that ends the connection one
+//!   run's requests need only begin the other's (how many more the requester sent before
+//!   it saw the NAK is timing);
+//! - the completions of every queue (a flushed request's `byte_len` aside) and both hosts'
+//!   memory are equal.
+//!
+//! Under seeded faults (loss, duplication, reordering, corruption, dropped ACKs, late
+//! receives), where timing decides what is retransmitted: both runs pass the reference
+//! executor's checks, the completions and memory are equal, and every frame the RTL run
+//! sent passes the wire checks ([`faulted_differences`]).
 //!
 //! `ROCENIC_RTL_CASES` sets the responder property's case count (default 200; the
-//! requester's runs half as many). The generator's seed is printed
+//! requester's runs half as many, the one with two engines a quarter, the faulted one a
+//! tenth). The generator's seed is printed
 //! first; `PROPTEST_RNG_SEED=<seed>` replays a run, and `ROCENIC_RTL_TRACE=FILE.vcd`
 //! (or `.fst`) writes the RTL's waveform (of the last case run: pair it with
 //! `ROCENIC_RTL_CASES=1` and the seed of a failing run to trace just that case).
@@ -31,7 +40,7 @@ use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
 use common::*;
 use rocenic_driver::{Wc, WcStatus};
-use rocenic_proto::wire::{BthPacket, BTH_LEN, ROCE_HEADERS_LEN};
+use rocenic_proto::wire::{BthPacket, RoceRepr, BTH_LEN, ROCE_HEADERS_LEN};
 use rocenic_tests::case::*;
 use rocenic_tests::exec::ExecOpts;
 use rocenic_tests::pair::{Nic, Setup};
@@ -81,6 +90,9 @@ const SETTLE: u64 = 4_000;
 /// Cycles the model run may take to reach its expected completions (a fault-free case of
 /// 8 ops needs tens of thousands).
 const MODEL_BUDGET: u64 = 1_000_000;
+
+/// Cycles a faulted RTL run may take at least: a dozen ACK timeouts of [`faulted_case`].
+const FAULTED_RTL_BUDGET: u64 = 1_000_000;
 
 /// Cycles the RTL run may take: a generous multiple of what the model needed; more means
 /// it is stuck (the RTL runs about 50 000 cycles a second, so a stuck case must cost
@@ -157,7 +169,13 @@ fn run_on(case: &Case, nics: [Nic; 2], budget: u64) -> Result<Outcome, TestCaseE
         nics,
         ..setup_of(case, true)
     };
-    let opts = ExecOpts::for_case(case, SETTLE, budget);
+    // Under faults, a retransmission (or a duplicate) may still come after the last
+    // completion, within one ACK timeout.
+    let settle = match case.faults.iter().all(LinkFaults::is_none) {
+        true => SETTLE,
+        false => SETTLE + (1024 << case.conn.timeout),
+    };
+    let opts = ExecOpts::for_case(case, settle, budget);
     let t = std::time::Instant::now();
     let o = run_case_setup(case, &setup, opts, |_| {}).map_err(TestCaseError::fail)?;
     eprintln!(
@@ -204,7 +222,7 @@ fn comparable(c: &BTreeMap<(Side, usize), Vec<Wc>>) -> BTreeMap<(Side, usize), V
 /// (the QP errors). The pair creates its QPs in the same order on both sides, so QP `qpn`
 /// of A talks to QP `qpn` of B.
 fn ends_with_error(o: &Outcome, qpn: u32) -> bool {
-    use rocenic_proto::wire::{NakCode, RoceRepr, Syndrome};
+    use rocenic_proto::wire::{NakCode, Syndrome};
     o.pair.logs[1].borrow().frames.iter().any(|f| {
         RoceRepr::parse(f).is_ok_and(|(r, _)| {
             r.bth.dest_qp == qpn
@@ -270,10 +288,57 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
     d
 }
 
+/// Where a faulted run `got` (the RTL's) and `want` (the model's) differ: timing decides
+/// which frames are lost, retransmitted or NAKed, so only the completions and memory are
+/// compared, and every frame either side sent must pass the wire checks (parse, lengths,
+/// checksums, ICRC).
+fn faulted_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
+    let mut d = Vec::new();
+    for (dir, name) in ["A->B", "B->A"].iter().enumerate() {
+        for (i, f) in got.pair.logs[dir].borrow().frames.iter().enumerate() {
+            if let Err(e) = RoceRepr::parse(f) {
+                d.push(format!(
+                    "{name}: frame {i} sent in the RTL run fails the wire checks ({e:?}): {}",
+                    hex(f)
+                ));
+            }
+        }
+    }
+    for (what, g, w) in [
+        ("send", &got.run.send, &want.run.send),
+        ("recv", &got.run.recv, &want.run.recv),
+    ] {
+        let (g, w) = (&comparable(g), &comparable(w));
+        if g != w {
+            d.push(format!(
+                "{what} completions differ:\n  RTL:   {g:?}\n  model: {w:?}"
+            ));
+        }
+    }
+    for side in Side::BOTH {
+        let (g, w) = (&got.run.mem[side.idx()], &want.run.mem[side.idx()]);
+        if let Some(i) = (0..g.len().max(w.len())).find(|&i| g.get(i) != w.get(i)) {
+            d.push(format!("{side:?}'s memory differs first at byte {i}"));
+        }
+    }
+    d
+}
+
 /// Runs `case` on two model NICs and on `nics`, and reports where they differ.
 fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
+    let faulted = !case.faults.iter().all(LinkFaults::is_none);
     let want = run_on(case, [Nic::Model, Nic::Model], MODEL_BUDGET)?;
-    let got = run_on(case, nics, rtl_budget(want.run.cycles))?;
+    // Under faults the RTL may meet more ACK timeouts than the model did.
+    let budget = match faulted {
+        false => rtl_budget(want.run.cycles),
+        true => rtl_budget(want.run.cycles).max(FAULTED_RTL_BUDGET),
+    };
+    let got = run_on(case, nics, budget)?;
+    let differences = if !faulted {
+        differences(&got, &want)
+    } else {
+        faulted_differences(&got, &want)
+    };
     let mut report = Vec::new();
     if !want.failures.is_empty() {
         report.push(format!(
@@ -287,7 +352,7 @@ fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
             got.report(&[])
         ));
     }
-    report.extend(differences(&got, &want));
+    report.extend(differences);
     if report.is_empty() {
         return Ok(());
     }
@@ -322,6 +387,55 @@ proptest! {
     #[test]
     fn rtl_requester_matches_the_model(case in a_issues_everything()) {
         compare(&case, [Nic::Rtl, Nic::Model])?;
+    }
+}
+
+proptest! {
+    #![proptest_config(rtl_config(rtl_cases() / 4))]
+
+    /// Two RTL engines, no faults: the same frames per direction and QP, the same
+    /// completions and memory as two model NICs, and both runs right by the reference
+    /// executor.
+    #[test]
+    fn two_rtl_engines_match_the_model(case in a_issues_everything()) {
+        compare(&case, [Nic::Rtl, Nic::Rtl])?;
+    }
+}
+
+/// A [`diff_case`] under random faults in both directions (loss, duplication, reordering
+/// up to 5 %, corruption up to 3 %, up to 10 % of ACKs dropped), in a third of the cases
+/// with receives posted late (RNR NAKs), every op from A ([`all_from_a`]), and an ACK
+/// timeout of 64 Ki cycles (the RTL runs about 10^5 cycles a second; the default's
+/// 256 Ki cycles would make each lost tail cost seconds).
+fn faulted_case() -> impl Strategy<Value = Case> {
+    (
+        diff_case(),
+        link_faults(),
+        link_faults(),
+        prop_oneof![2 => Just(0u32), 1 => 5_000u32..60_000],
+    )
+        .prop_map(|(mut c, ab, ba, recv_delay)| {
+            all_from_a(&mut c);
+            c.faults = [ab, ba];
+            c.recv_delay = recv_delay;
+            c.conn.timeout = 6;
+            c
+        })
+}
+
+proptest! {
+    #![proptest_config(rtl_config(rtl_cases() / 10))]
+
+    /// Faults, the RTL engine as the responder of a model requester, as the requester of
+    /// a model responder, and at both ends: both runs right by the reference executor (every
+    /// request done exactly once, memory exact, no corrupted frame acted upon), the same
+    /// completions per queue and the same memory as two model NICs, and every frame the
+    /// RTL run sent passes the wire checks.
+    #[test]
+    fn rtl_matches_the_model_under_faults(case in faulted_case()) {
+        compare(&case, [Nic::Model, Nic::Rtl])?;
+        compare(&case, [Nic::Rtl, Nic::Model])?;
+        compare(&case, [Nic::Rtl, Nic::Rtl])?;
     }
 }
 
