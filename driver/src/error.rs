@@ -143,13 +143,6 @@ pub enum Error {
     #[error("backend {name:?} is not available yet: {why}")]
     BackendUnavailable { name: String, why: String },
 
-    /// The backend works but lacks what this command needs (the RTL engine's datapath).
-    #[error("backend {backend:?} cannot run this: {why}")]
-    BackendLacks {
-        backend: &'static str,
-        why: &'static str,
-    },
-
     /// The Verilated RTL could not be built or instantiated (the message names the
     /// install command when `verilator` or `g++` is missing).
     #[error("RTL simulation: {0}")]

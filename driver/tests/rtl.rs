@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rocenic_driver::backend::model::ModelBackend;
-use rocenic_driver::backend::rtl::{self, require_datapath, single_node};
+use rocenic_driver::backend::rtl::{self, single_node};
 use rocenic_driver::cli::setup::{parse_backend, Testbed, TestbedOptions};
 use rocenic_driver::verbs::DEFAULT_CMD_TIMEOUT;
 use rocenic_driver::{
@@ -633,13 +633,15 @@ fn a_timed_out_command_is_the_drivers_error_and_the_device_recovers() {
     b.op("alloc PD", |c| c.alloc_pd());
 }
 
+/// A lossy RTL testbed opens both engines, traced (the requester recovers from losses:
+/// the differential tests' faulted property runs it).
 #[test]
-fn the_rtl_testbed_opens_both_engines_and_refuses_a_lossy_link() {
+fn the_rtl_testbed_opens_both_engines_traced_on_a_lossy_link() {
     let dir = std::env::temp_dir().join(format!("rocenic-rtl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let vcd = dir.join("a.vcd");
     let t0 = Instant::now();
-    let e = Testbed::new(
+    let tb = Testbed::new(
         parse_backend("rtl").unwrap(),
         &TestbedOptions {
             trace: Some(vcd.clone()),
@@ -647,14 +649,9 @@ fn the_rtl_testbed_opens_both_engines_and_refuses_a_lossy_link() {
             ..TestbedOptions::default()
         },
     )
-    .err()
-    .expect("the RTL testbed must refuse a lossy link while the requester cannot recover");
-    assert_eq!(
-        e.to_string(),
-        require_datapath().unwrap_err().to_string(),
-        "{e}"
-    );
-    assert!(e.to_string().contains("fault-free path"), "{e}");
+    .unwrap_or_else(|e| panic!("a lossy RTL testbed: {e}"));
+    tb.finish().unwrap();
+    drop(tb);
     // The opening of node A (ID, ABI and capability reads) is in its waveform.
     let text = std::fs::read_to_string(&vcd).unwrap();
     assert!(

@@ -261,6 +261,15 @@ fn perftest_rtl(args: &str) {
     perftest(&format!("{args} --backend rtl"));
 }
 
+/// A pingpong run with our side on the RTL engine (`--backend rtl`).
+fn pingpong_rtl(args: &str) {
+    {
+        let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        rtl_engine_ready();
+    }
+    pingpong(&format!("{args} --backend rtl"));
+}
+
 #[test]
 fn rxe_server_1_byte_inline() {
     pingpong("--rxe-server -s 1 -n 20 -m 1024");
@@ -644,4 +653,59 @@ fn shared_guest_sets_each_runs_mtu_and_rxe_follows() {
             "rxe0's active_mtu is not {active} with eth0 at {mtu}:\n{text}"
         );
     }
+}
+
+// The RTL engine as the CLIENT: its requester against rxe as the server (WRITE, READ,
+// SEND, atomics, a wrong rkey NAKed by rxe).
+
+#[test]
+fn rtl_write_bw_rxe_server_5000_bytes_pmtu_1024() {
+    perftest_rtl("write --rxe-server -s 5000 -n 20 -m 1024");
+}
+
+#[test]
+fn rtl_read_bw_rxe_server_10000_bytes_pmtu_4096() {
+    perftest_rtl("read --rxe-server -s 10000 -n 20 -m 4096");
+}
+
+#[test]
+fn rtl_send_bw_rxe_server_3000_bytes_pmtu_1024() {
+    perftest_rtl("send --rxe-server -s 3000 -n 20 -m 1024");
+}
+
+#[test]
+fn rtl_atomic_bw_fetch_and_add_rxe_server() {
+    perftest_rtl("atomic --rxe-server -A FETCH_AND_ADD -n 50 -m 1024");
+}
+
+#[test]
+fn rtl_atomic_bw_cmp_and_swap_rxe_server() {
+    perftest_rtl("atomic --rxe-server -A CMP_AND_SWAP -n 50 -m 1024");
+}
+
+/// A WRITE with a wrong rkey from our RTL side: rxe NAKs it (remote access error) and our
+/// requester completes REM_ACCESS_ERR.
+#[test]
+fn rtl_write_with_wrong_rkey_to_rxe_completes_rem_access_err() {
+    perftest_rtl("write --rxe-server -s 4096 -n 5 -m 1024 --violate rkey");
+}
+
+/// Through the fault injector: lost, duplicated and reordered WRITEs and ACKs, so that the
+/// RTL requester's go-back-N and ACK timer meet rxe's responder.
+#[test]
+fn rtl_write_bw_rxe_server_with_loss_dup_reorder() {
+    perftest_rtl(&format!(
+        "write --rxe-server -s 10000 -n 30 -m 1024 {FAULTS} --seed 23"
+    ));
+}
+
+/// `ibv_rc_pingpong` against the RTL engine, both roles (each side SENDs and receives).
+#[test]
+fn rtl_pingpong_rxe_server_4096_bytes_pmtu_1024() {
+    pingpong_rtl("--rxe-server -s 4096 -n 20 -m 1024 -c");
+}
+
+#[test]
+fn rtl_pingpong_rxe_client_4096_bytes_pmtu_1024() {
+    pingpong_rtl("--rxe-client -s 4096 -n 20 -m 1024 -c");
 }

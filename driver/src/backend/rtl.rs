@@ -4,16 +4,11 @@
 //! what works.
 //!
 //! The engine has the control plane (register file, command engine, context tables), the
-//! RX front end, the responder side of the datapath (it answers SEND, WRITE, READ and
-//! atomics of a peer) and the requester's fault-free path (`driver/tests/rtl.rs` runs it
-//! both ways against a model NIC); its requester has go-back-N and an ACK timer (held to
-//! the model with lost frames by its block bench, not yet through the driver), but does
-//! not yet wait out an RNR NAK or flush its send queue on an error.
-//! [`require_datapath`] is the one place that says so; the CLI commands call it where
-//! they would need those paths (a lossy link in `demo` / `perf`, the client roles on a
-//! real wire) and fail at once instead of waiting for completions that may never come. On a real wire (`rocenic perftest --backend rtl`, see `crate::cli::wire`) the
-//! engine runs in the roles that post no sends, perftest's servers, against Linux
-//! soft-RoCE (`docs/interop.md`).
+//! RX front end, the responder and the requester with their fault paths (go-back-N, the
+//! ACK timer, RNR waits, the send queue's flush): `tests/tests/differential.rs` holds it,
+//! through this driver, to the model with and without faults, as responder, requester and
+//! at both ends. On a real wire (`rocenic pingpong/perftest --backend rtl`, see
+//! `crate::cli::wire`) it meets Linux soft-RoCE (`docs/interop.md`).
 
 use std::path::{Path, PathBuf};
 
@@ -23,25 +18,6 @@ use rocenic_sim::{NodeId, World, WorldConfig};
 
 use crate::backend::model::{pair_world, ModelBackend, ModelPair, PairConfig};
 use crate::{Error, Result};
-
-/// What the RTL engine still lacks for RDMA traffic, or `None` once it has it. Delete the
-/// `Some` (and this comment) when the requester recovers from faults.
-pub const DATAPATH_MISSING: Option<&str> = Some(
-    "the RTL engine's requester has only its fault-free path through the driver (no RNR \
-     wait or send-queue flush yet, and its ACK timeout is not yet tested here): see \
-     docs/rtl-architecture.md",
-);
-
-/// Fails with [`Error::BackendLacks`] while the RTL engine cannot move RDMA traffic.
-pub fn require_datapath() -> Result<()> {
-    match DATAPATH_MISSING {
-        Some(why) => Err(Error::BackendLacks {
-            backend: "rtl",
-            why,
-        }),
-        None => Ok(()),
-    }
-}
 
 fn rtl_err(e: impl std::fmt::Display) -> Error {
     Error::Rtl(e.to_string())

@@ -25,8 +25,7 @@
 //!
 //! What rocenic adds or does differently:
 //!
-//! - `--backend rtl` puts the Verilated RTL engine on the wire; it has no requester yet,
-//!   so it runs only as a server ([`posts_sends`]), the client refused at once;
+//! - `--backend rtl` puts the Verilated RTL engine on the wire, as server or client;
 //! - the port options of `rocenic pingpong` (`--backend model`, `--wire`, `--mac`,
 //!   `--ip`, `--peer-mac`, `--pcap`, `--timeout`, `--loss`/`--dup`/`--reorder`/`--seed`);
 //!   our port has one GID (index 0, `::ffff:IP`): `-x` is accepted and ignored;
@@ -315,8 +314,7 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PerftestReport> {
-    args.link
-        .check_backend("perftest", posts_sends(args.verb, args.server.is_some()))?;
+    args.link.check_backend("perftest")?;
     let plan = plan(args)?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let listener = match (&args.server, pre.listener) {
@@ -332,19 +330,6 @@ pub fn run_with(
     let (mut report, wire) = close_session(&nic, ctx, result)?;
     report.wire = wire;
     Ok(report)
-}
-
-/// Whether our side of a run posts sends of its own (requester work). The client moves
-/// the data (WRITE, READ, SEND, atomics); a server only waits (WRITE, READ, atomics: the
-/// client's traffic needs nothing from it but the responder) or posts receives (SEND).
-/// The handshake, every synchronisation, the reports and the closing "done" go over TCP,
-/// never over RDMA; perftest's server likewise posts no sends without `-b`
-/// (bidirectional), which neither tool here takes.
-pub fn posts_sends(verb: Verb, client: bool) -> bool {
-    match (verb, client) {
-        (_, true) => true,
-        (Verb::Write | Verb::Read | Verb::Atomic | Verb::Send, false) => false,
-    }
 }
 
 /// Our QP and buffer.
@@ -1309,31 +1294,6 @@ fn check_server_memory(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_the_client_posts_sends_and_an_rtl_client_is_refused_at_once() {
-        for verb in [Verb::Write, Verb::Read, Verb::Send, Verb::Atomic] {
-            assert!(posts_sends(verb, true), "{verb:?}");
-            assert!(!posts_sends(verb, false), "{verb:?}");
-            let mut args = PerftestArgs::new(
-                verb,
-                WireSpec::Udp { local: 1, peer: 2 },
-                [2, 0, 0, 0, 0, 1],
-                [10, 0, 0, 1],
-            );
-            args.server = Some("127.0.0.1".into());
-            args.link.backend = "rtl".into();
-            let t0 = Instant::now();
-            let e = run_with(&args, Prebound::default(), &mut Vec::new()).expect_err(
-                "an RTL client must be refused while the engine's requester lacks faults",
-            );
-            let why =
-                crate::backend::rtl::DATAPATH_MISSING.expect("the RTL requester lacks faults");
-            assert!(e.to_string().contains(why), "{e}");
-            // Refused before any socket, engine or wait.
-            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
-        }
-    }
 
     #[test]
     fn offsets_step_through_the_cycle_buffer_like_perftest() {

@@ -183,7 +183,7 @@ pub fn run_with(
     out: &mut dyn Write,
 ) -> anyhow::Result<PingpongReport> {
     // Both roles of a ping-pong send.
-    args.link.check_backend("pingpong", true)?;
+    args.link.check_backend("pingpong")?;
     let mtu = Mtu::from_bytes(args.mtu).ok_or_else(|| {
         anyhow::anyhow!(
             "-m {}: the path MTU must be 256, 512, 1024, 2048 or 4096",

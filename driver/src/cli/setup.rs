@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rocenic_sim::{FaultConfig, LinkConfig, NodeId, World};
 
 use crate::backend::model::{close_captures, two_node_world, ModelBackend, PairConfig};
-use crate::backend::rtl::{require_datapath, two_node_rtl_world};
+use crate::backend::rtl::two_node_rtl_world;
 use crate::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
 use crate::cli::pattern::Pattern;
 use crate::verbs::{
@@ -25,8 +25,7 @@ pub const AVAILABLE_BACKENDS: &str = "model, rtl, vfio:<bdf>[,<bdf>]";
 pub enum BackendKind {
     /// The behavioural model in a simulated two-node world.
     Model,
-    /// The Verilated engine RTL in a simulated two-node world (fault-free links only so far:
-    /// see [`crate::backend::rtl::require_datapath`]).
+    /// The Verilated engine RTL in a simulated two-node world.
     Rtl,
     /// NICs behind VFIO, by PCI address (`vfio:0000:03:00.0,0000:04:00.0`).
     Vfio(Vec<String>),
@@ -135,19 +134,12 @@ impl Testbed {
                     ctx.set_port(mac, ip);
                     Ok(Host { ctx, mac, ip, node })
                 };
-                let tb = Testbed {
+                Ok(Testbed {
                     backend: kind,
                     a: host(pair.a, 1)?,
                     b: host(pair.b, 2)?,
                     world: Some(pair.world),
-                };
-                if tb.backend == BackendKind::Rtl && opts.loss > 0.0 {
-                    // Both devices opened (and traced) on the RTL; a lossy link needs
-                    // the requester's fault paths, which the engine does not have yet.
-                    tb.finish()?;
-                    require_datapath()?;
-                }
-                Ok(tb)
+                })
             }
             BackendKind::Vfio(ref bdfs) => {
                 if opts.loss > 0.0 || opts.pcap.is_some() {

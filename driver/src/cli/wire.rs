@@ -11,8 +11,6 @@
 //! `rocenic_sim::rtl_device`), far below 250 MHz, so its simulated clock lags wall-clock
 //! time: every wait of a [`WiredNic`] on an RTL device is bounded by wall-clock time as
 //! well as by cycles, and bandwidth is reported in simulated time (cycles at 250 MHz).
-//! The engine has no requester yet, so it runs only in roles that post no sends
-//! ([`WireLinkArgs::check_backend`]).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -176,19 +174,10 @@ impl WireLinkArgs {
         }
     }
 
-    /// Refuses a backend the wired tools cannot run on (`tool` names the command):
-    /// `posts_sends` says whether our side's role posts sends of its own (any requester
-    /// work: SEND, WRITE, READ, atomics), which the RTL engine cannot do yet
-    /// ([`crate::backend::rtl::require_datapath`]'s error).
-    pub fn check_backend(&self, tool: &str, posts_sends: bool) -> anyhow::Result<()> {
+    /// Refuses a backend the wired tools cannot run on (`tool` names the command).
+    pub fn check_backend(&self, tool: &str) -> anyhow::Result<()> {
         match crate::cli::setup::parse_backend(&self.backend)? {
-            crate::cli::setup::BackendKind::Model => Ok(()),
-            crate::cli::setup::BackendKind::Rtl => {
-                if posts_sends {
-                    crate::backend::rtl::require_datapath()?;
-                }
-                Ok(())
-            }
+            crate::cli::setup::BackendKind::Model | crate::cli::setup::BackendKind::Rtl => Ok(()),
             crate::cli::setup::BackendKind::Vfio(_) => bail!(
                 "--backend {}: {tool} runs on the model and rtl backends only",
                 self.backend
@@ -596,30 +585,17 @@ mod tests {
     }
 
     #[test]
-    fn the_rtl_backend_runs_only_roles_that_post_no_sends() {
+    fn the_wired_tools_run_on_the_model_and_the_rtl_only() {
         let mut args = WireLinkArgs::new(
             WireSpec::Udp { local: 1, peer: 2 },
             [2, 0, 0, 0, 0, 1],
             [10, 0, 0, 1],
         );
-        args.check_backend("perftest", true).unwrap();
-        args.check_backend("perftest", false).unwrap();
+        args.check_backend("perftest").unwrap();
         args.backend = "rtl".into();
-        args.check_backend("perftest", false).unwrap();
-        let e = args
-            .check_backend("pingpong", true)
-            .unwrap_err()
-            .to_string();
-        let want = crate::backend::rtl::require_datapath();
-        match want {
-            Err(w) => assert_eq!(e, w.to_string()),
-            Ok(()) => panic!("the RTL engine has its requester: let it run every role"),
-        }
+        args.check_backend("pingpong").unwrap();
         args.backend = "vfio:0000:03:00.0".into();
-        let e = args
-            .check_backend("perftest", false)
-            .unwrap_err()
-            .to_string();
+        let e = args.check_backend("perftest").unwrap_err().to_string();
         assert!(e.contains("model and rtl backends only"), "{e}");
     }
 
