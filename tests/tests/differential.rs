@@ -268,6 +268,14 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
             }
         }
     }
+    d.extend(result_differences(got, want));
+    d
+}
+
+/// Where the results of `got` (the RTL run) and `want` (the model run) differ: every
+/// queue's completions ([`comparable`]) and both hosts' memory.
+fn result_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
+    let mut d = Vec::new();
     for (what, g, w) in [
         ("send", &got.run.send, &want.run.send),
         ("recv", &got.run.recv, &want.run.recv),
@@ -304,23 +312,7 @@ fn faulted_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
             }
         }
     }
-    for (what, g, w) in [
-        ("send", &got.run.send, &want.run.send),
-        ("recv", &got.run.recv, &want.run.recv),
-    ] {
-        let (g, w) = (&comparable(g), &comparable(w));
-        if g != w {
-            d.push(format!(
-                "{what} completions differ:\n  RTL:   {g:?}\n  model: {w:?}"
-            ));
-        }
-    }
-    for side in Side::BOTH {
-        let (g, w) = (&got.run.mem[side.idx()], &want.run.mem[side.idx()]);
-        if let Some(i) = (0..g.len().max(w.len())).find(|&i| g.get(i) != w.get(i)) {
-            d.push(format!("{side:?}'s memory differs first at byte {i}"));
-        }
-    }
+    d.extend(result_differences(got, want));
     d
 }
 
