@@ -17,4 +17,21 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release -- -D warnings
 
 echo "== cargo test (release: the property tests run thousands of simulated workloads)"
+cargo test --workspace --release --no-run
+# The engine's full yosys synth_xilinx (about 6 CPU-minutes on one thread) runs beside the
+# suite, on the core the suite leaves idle much of the time, and is waited for at the end
+# (`--workspace`, so that it runs the binary just built instead of building its own).
+synth_log="${CARGO_TARGET_DIR:-target}/engine-synthesis.log"
+setsid cargo test --workspace --release --test gates -- \
+    --ignored --exact engine_synthesis_is_within_its_record --nocapture >"$synth_log" 2>&1 &
+synth_pid=$!
+trap 'kill -- -"$synth_pid" 2>/dev/null || true' EXIT # a failing suite stops yosys too
 cargo test --workspace --release
+
+echo "== engine synthesis (yosys synth_xilinx, default size, against its record)"
+if ! wait "$synth_pid" || ! grep -q "test result: ok. 1 passed" "$synth_log"; then
+    cat "$synth_log"
+    echo "the engine's synthesis check failed; its log: $synth_log" >&2
+    exit 1
+fi
+grep -E "yosys synth_xilinx|test result" "$synth_log"

@@ -250,22 +250,23 @@ fn engine_sizes_keep_their_state_in_memories() {
 /// that synthesis trimmed a block whose outputs go nowhere. Either way, look, then update
 /// the record here and in the docs.
 const ENGINE_DEFAULT: EngineRecord = EngineRecord {
-    luts: 21_197,
-    ffs: 20_143,
-    bram36: 40.5,
+    luts: 33_912,
+    ffs: 37_072,
+    bram36: 74.0,
 };
 const ENGINE_LARGE: EngineRecord = EngineRecord {
-    luts: 21_227,
-    ffs: 20_160,
-    bram36: 174.5,
+    luts: 34_740,
+    ffs: 37_138,
+    bram36: 299.5,
 };
 const ENGINE_MARGIN: f64 = 0.05;
 /// The large build's extra block RAM over the default: the 16-times-deeper `mr` table and
-/// the 4-times-deeper per-QP tables (134 BRAM36 recorded).
+/// the 4-times-deeper per-QP tables (225.5 BRAM36 recorded).
 const ENGINE_LARGE_MIN_EXTRA_BRAM36: f64 = 100.0;
 /// How much more logic the large build may take than the default: its per-QP and per-MR
-/// state is all in block RAM, so only address widths grow (0.1 % recorded).
-const ENGINE_LARGE_MAX_LOGIC_GROWTH: f64 = 0.02;
+/// state is all in block RAM, so only address widths and the read multiplexers of the
+/// deeper tables (more BRAMs per table) grow (2.4 % more LUT and 0.2 % more FF recorded).
+const ENGINE_LARGE_MAX_LOGIC_GROWTH: f64 = 0.04;
 
 struct EngineRecord {
     luts: u64,
@@ -277,13 +278,45 @@ fn near(value: f64, record: f64) -> bool {
     (value - record).abs() <= record * ENGINE_MARGIN
 }
 
+/// Each `synth_xilinx` figure within [`ENGINE_MARGIN`] of the size's record, both ways.
+fn assert_near_record(config: EngineConfig, stats: &SynthStats, record: &EngineRecord) {
+    assert!(
+        near(stats.luts as f64, record.luts as f64)
+            && near(stats.ffs as f64, record.ffs as f64)
+            && near(stats.bram36_equivalent(), record.bram36),
+        "engine {}: {stats} is not within {} % of the record ({} LUT, {} FF, {} BRAM36); if \
+         the engine changed on purpose, update the record in hdl/tests/gates.rs and docs/hdl.md",
+        config.name(),
+        ENGINE_MARGIN * 100.0,
+        record.luts,
+        record.ffs,
+        record.bram36
+    );
+}
+
+/// The default engine's full `synth_xilinx` figures held to [`ENGINE_DEFAULT`]: the CI's
+/// utilization check. About 6 CPU-minutes of yosys on one thread, so `scripts/test.sh` runs
+/// it in the background beside the rest of the suite (where a core is mostly idle) and
+/// fails if it fails; `cargo test` alone leaves it out. Run it with `cargo test -p
+/// rocenic-hdl --release --test gates -- --ignored --exact engine_synthesis_is_within_its_record`.
+#[test]
+#[ignore = "about 6 CPU-minutes; scripts/test.sh runs it beside the suite"]
+fn engine_synthesis_is_within_its_record() {
+    let config = EngineConfig::Default;
+    let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
+    let stats = pass(gates::yosys_synth(engine_verilog(config), &dir));
+    println!("engine {} (yosys synth_xilinx): {stats}", config.name());
+    assert_near_record(config, &stats, &ENGINE_DEFAULT);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Synthesises the wired engine at both build sizes (one thread each) with the full
 /// `synth_xilinx` flow and checks the figures against the record, the large build's block
-/// RAM growth, and that its logic does not grow. Not in CI: yosys takes about 7.5
-/// CPU-minutes per size (docs/hdl.md says why no faster flow replaces it). Run with
+/// RAM growth, and that its logic does not grow. Not in CI (the default size alone is,
+/// [`engine_synthesis_is_within_its_record`]): about 6 CPU-minutes per size. Run with
 /// `cargo test -p rocenic-hdl --release --test gates -- --ignored engine_utilization`.
 #[test]
-#[ignore = "about 7.5 CPU-minutes of yosys per size; run with --ignored (docs/hdl.md)"]
+#[ignore = "about 6 CPU-minutes of yosys per size; run with --ignored (docs/hdl.md)"]
 fn engine_utilization_at_both_sizes() {
     let [default, large] = per_engine_size(|config| {
         let dir = work_dir(&format!("synth-{}", config.name()), Design::Engine);
@@ -291,22 +324,8 @@ fn engine_utilization_at_both_sizes() {
         println!("engine {} (yosys synth_xilinx): {stats}", config.name());
         stats
     });
-    for (config, stats, record) in [
-        (EngineConfig::Default, &default, &ENGINE_DEFAULT),
-        (EngineConfig::Large, &large, &ENGINE_LARGE),
-    ] {
-        assert!(
-            near(stats.luts as f64, record.luts as f64)
-                && near(stats.ffs as f64, record.ffs as f64)
-                && near(stats.bram36_equivalent(), record.bram36),
-            "engine {}: {stats} is not within {} % of the record ({} LUT, {} FF, {} BRAM36)",
-            config.name(),
-            ENGINE_MARGIN * 100.0,
-            record.luts,
-            record.ffs,
-            record.bram36
-        );
-    }
+    assert_near_record(EngineConfig::Default, &default, &ENGINE_DEFAULT);
+    assert_near_record(EngineConfig::Large, &large, &ENGINE_LARGE);
     let extra = large.bram36_equivalent() - default.bram36_equivalent();
     assert!(
         extra >= ENGINE_LARGE_MIN_EXTRA_BRAM36,
