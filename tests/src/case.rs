@@ -523,6 +523,13 @@ impl Default for Case {
     }
 }
 
+impl Case {
+    /// Whether either link of the case loses, duplicates, reorders or corrupts frames.
+    pub fn is_faulted(&self) -> bool {
+        !self.faults.iter().all(LinkFaults::is_none)
+    }
+}
+
 impl fmt::Debug for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Case {{")?;

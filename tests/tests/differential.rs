@@ -171,9 +171,9 @@ fn run_on(case: &Case, nics: [Nic; 2], budget: u64) -> Result<Outcome, TestCaseE
     };
     // Under faults, a retransmission (or a duplicate) may still come after the last
     // completion, within one ACK timeout.
-    let settle = match case.faults.iter().all(LinkFaults::is_none) {
-        true => SETTLE,
-        false => SETTLE + (1024 << case.conn.timeout),
+    let settle = match case.is_faulted() {
+        false => SETTLE,
+        true => SETTLE + (1024 << case.conn.timeout),
     };
     let opts = ExecOpts::for_case(case, settle, budget);
     let t = std::time::Instant::now();
@@ -218,14 +218,18 @@ fn comparable(c: &BTreeMap<(Side, usize), Vec<Wc>>) -> BTreeMap<(Side, usize), V
     c
 }
 
-/// Whether the responses to QP `qpn` in `o` carry a NAK other than a PSN sequence error
-/// (the QP errors). The pair creates its QPs in the same order on both sides, so QP `qpn`
-/// of A talks to QP `qpn` of B.
+/// Whether B's QP `qpn` answered A with a NAK other than a PSN sequence error (the QP
+/// errors): a B->A frame to A's QP connected to it carrying such a syndrome.
 fn ends_with_error(o: &Outcome, qpn: u32) -> bool {
     use rocenic_proto::wire::{NakCode, Syndrome};
+    let [a, b] = &o.pair.ends;
+    let Some(q) = b.qps.iter().position(|qp| qp.qp_num == qpn) else {
+        return false;
+    };
+    let peer = a.qps[q].qp_num;
     o.pair.logs[1].borrow().frames.iter().any(|f| {
         RoceRepr::parse(f).is_ok_and(|(r, _)| {
-            r.bth.dest_qp == qpn
+            r.bth.dest_qp == peer
                 && matches!(
                     r.ext.aeth.map(|a| a.syndrome),
                     Some(Syndrome::Nak(c)) if c != NakCode::PsnSequenceError
@@ -318,7 +322,7 @@ fn faulted_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
 
 /// Runs `case` on two model NICs and on `nics`, and reports where they differ.
 fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
-    let faulted = !case.faults.iter().all(LinkFaults::is_none);
+    let faulted = case.is_faulted();
     let want = run_on(case, [Nic::Model, Nic::Model], MODEL_BUDGET)?;
     // Under faults the RTL may meet more ACK timeouts than the model did.
     let budget = match faulted {
