@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// The workspace root.
 fn root() -> PathBuf {
@@ -60,7 +60,51 @@ fn rocenic() -> PathBuf {
         );
     }
     assert!(bin.exists(), "no rocenic binary at {}", bin.display());
+    assert_fresh(&bin);
     bin
+}
+
+/// Refuses a `rocenic` binary older than a source file it is built from: run by hand after
+/// an edit, the runs would otherwise test the old code (`cargo test` itself always
+/// rebuilds it first).
+fn assert_fresh(bin: &Path) {
+    /// The newest source of `rocenic` under `dir` and its mtime (other binaries' sources,
+    /// `main.rs` and the rest of `bin/`, are not its).
+    fn newest(dir: &Path, found: &mut Option<(SystemTime, PathBuf)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let in_bin = path.parent().is_some_and(|p| p.ends_with("bin"));
+            if path.ends_with("main.rs") || (in_bin && !path.ends_with("rocenic.rs")) {
+                continue;
+            }
+            if path.is_dir() {
+                newest(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let Ok(t) = entry.metadata().and_then(|m| m.modified()) else {
+                    continue;
+                };
+                if found.as_ref().is_none_or(|(n, _)| t > *n) {
+                    *found = Some((t, path));
+                }
+            }
+        }
+    }
+    let built = std::fs::metadata(bin)
+        .and_then(|m| m.modified())
+        .expect("the rocenic binary's mtime");
+    let mut source = None;
+    for krate in ["driver", "proto", "model", "sim", "hdl"] {
+        newest(&root().join(krate).join("src"), &mut source);
+    }
+    if let Some((t, path)) = source {
+        assert!(
+            t <= built,
+            "{} is older than {}: rebuild it (cargo build --release -p rocenic-driver --bin \
+             rocenic) or run the tests with cargo test",
+            bin.display(),
+            path.display()
+        );
+    }
 }
 
 /// Checks QEMU and builds (or finds cached) the guest, once per test binary.
@@ -428,10 +472,10 @@ fn rxe_write_past_our_buffer_is_nakked() {
     perftest("write --rxe-client -s 4096 -n 5 -m 1024 --advertise-bad bounds");
 }
 
-// The RTL engine (`--backend rtl`) as the passive side: it has no requester yet, so rxe is
-// always the client and our engine the server, answering as a responder (WRITE, READ,
-// atomics; SEND into posted receives). The engine is ticked every cycle, far below its
-// 250 MHz clock: iteration counts stay small. See docs/interop.md ("The RTL engine").
+// The RTL engine (`--backend rtl`) as the SERVER: rxe is the client and our engine answers
+// as a responder (WRITE, READ, atomics; SEND into posted receives). The engine is ticked
+// every cycle, far below its 250 MHz clock: iteration counts stay small. See
+// docs/interop.md ("The RTL engine"). Its client runs are further below.
 
 #[test]
 fn rtl_write_bw_rxe_client_5000_bytes_pmtu_1024() {
@@ -696,6 +740,49 @@ fn rtl_write_with_wrong_rkey_to_rxe_completes_rem_access_err() {
 fn rtl_write_bw_rxe_server_with_loss_dup_reorder() {
     perftest_rtl(&format!(
         "write --rxe-server -s 10000 -n 30 -m 1024 {FAULTS} --seed 23"
+    ));
+}
+
+/// The smallest message from the RTL requester: a 1-byte WRITE ONLY at PMTU 4096.
+#[test]
+fn rtl_write_bw_rxe_server_1_byte_pmtu_4096() {
+    perftest_rtl("write --rxe-server -s 1 -n 50 -m 4096");
+}
+
+/// 1 MiB SENDs from the RTL requester at PMTU 4096: 256 packets a message into rxe's
+/// posted receives (the ACK window of 1024 PSNs is never the limit; rxe's receive is).
+#[test]
+fn rtl_send_bw_rxe_server_1_mib_pmtu_4096() {
+    perftest_rtl("send --rxe-server -s 1048576 -n 5 -m 4096");
+}
+
+/// 1 MiB WRITEs from the RTL requester at PMTU 1024: 1024 packets a message, the whole
+/// PSN window of the RTL's requester in flight.
+#[test]
+fn rtl_write_bw_rxe_server_1_mib_pmtu_1024() {
+    perftest_rtl("write --rxe-server -s 1048576 -n 5 -m 1024");
+}
+
+/// READs of 65535 bytes by the RTL requester at PMTU 2048: rxe answers with 32 responses,
+/// the last one 2047 bytes, written by the RTL into host memory.
+#[test]
+fn rtl_read_bw_rxe_server_65535_bytes_pmtu_2048() {
+    perftest_rtl("read --rxe-server -s 65535 -n 5 -m 2048");
+}
+
+/// A WRITE past the buffer rxe advertised, from our RTL side: rxe NAKs it (remote access
+/// error) and the RTL requester completes REM_ACCESS_ERR.
+#[test]
+fn rtl_write_past_rxes_buffer_completes_rem_access_err() {
+    perftest_rtl("write --rxe-server -s 4096 -n 5 -m 1024 --violate bounds");
+}
+
+/// READs by the RTL requester through the fault injector: lost, duplicated and reordered
+/// requests and responses, so that the RTL's READ rewind meets rxe's duplicate READs.
+#[test]
+fn rtl_read_bw_rxe_server_with_loss_dup_reorder() {
+    perftest_rtl(&format!(
+        "read --rxe-server -s 10000 -n 15 -m 1024 {FAULTS} --seed 29"
     ));
 }
 

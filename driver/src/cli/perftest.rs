@@ -11,8 +11,8 @@
 //! - options `SERVER`, `-p/--port` (18515), `-s/--size` (65536; atomics: 8 and no
 //!   other), `-n/--iters` (5000), `-m/--mtu`, `-A/--atomic_type` (FETCH_AND_ADD or
 //!   CMP_AND_SWAP), `-x/--gid-index`, `-F`, `-t/--tx-depth` (128);
-//! - the QP: RC, one QP, a random 24-bit PSN, `timeout` 14, `retry_cnt` 7, `rnr_retry`
-//!   7, `min_rnr_timer` 12; the server's buffer is `2 * max(SIZE, 4096)` bytes and its
+//! - the QP: RC, one QP, a random 24-bit PSN, `timeout` 14 (`-u/--qp-timeout`), `retry_cnt`
+//!   7, `rnr_retry` 7, `min_rnr_timer` 12; the server's buffer is `2 * max(SIZE, 4096)` bytes and its
 //!   address and rkey go to the client; the client's remote address steps by SIZE rounded
 //!   up to the cache line through the first 4096 bytes while SIZE is at most 2048, as
 //!   perftest's `increase_rem_addr` does; READ and atomics use the peer's out_reads;
@@ -25,7 +25,9 @@
 //!
 //! What rocenic adds or does differently:
 //!
-//! - `--backend rtl` puts the Verilated RTL engine on the wire, as server or client;
+//! - `--backend rtl` puts the Verilated RTL engine on the wire, as server or client; its QP
+//!   timeout defaults to 6 instead of 14, since the simulated engine is thousands of
+//!   times slower than its 250 MHz clock;
 //! - the port options of `rocenic pingpong` (`--backend model`, `--wire`, `--mac`,
 //!   `--ip`, `--peer-mac`, `--pcap`, `--timeout`, `--loss`/`--dup`/`--reorder`/`--seed`);
 //!   our port has one GID (index 0, `::ffff:IP`): `-x` is accepted and ignored;
@@ -120,6 +122,13 @@ pub enum AtomicType {
     CmpAndSwap,
 }
 
+/// perftest's QP timeout (`-u`): 4.096 us * 2^14, about 67 ms.
+const QP_TIMEOUT: u8 = 14;
+/// The QP timeout on a device ticked slower than wall-clock time (the RTL engine):
+/// 4.096 us * 2^6, about 262 us, 65 536 cycles at 250 MHz (a second or two of
+/// simulation; a real peer's answer comes within a few hundred simulated cycles).
+const SLOW_QP_TIMEOUT: u8 = 6;
+
 /// Arguments of `rocenic perftest` (see the module documentation).
 #[derive(Debug, Clone, Args)]
 pub struct PerftestArgs {
@@ -159,6 +168,12 @@ pub struct PerftestArgs {
     /// Work requests in flight at most.
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     pub tx_depth: u32,
+    /// QP timeout: the ACK timeout is 4.096 us * 2^N of the NIC's clock (1..=31). Default
+    /// 14 as perftest's (67 ms), but 6 (262 us) on a device that runs slower than
+    /// wall-clock time (`--backend rtl`): 67 ms there are 16.8 M simulated cycles, minutes
+    /// of wall-clock time before a lost tail is resent.
+    #[arg(short = 'u', long = "qp-timeout", value_parser = clap::value_parser!(u8).range(1..=31))]
+    pub qp_timeout: Option<u8>,
     /// The wire and our port on it.
     #[command(flatten)]
     pub link: WireLinkArgs,
@@ -209,6 +224,7 @@ impl PerftestArgs {
             gid_index: None,
             cpu_freq: false,
             tx_depth: 128,
+            qp_timeout: None,
             link: WireLinkArgs::new(wire, mac, ip),
             timeout: 60.0,
             violate: None,
@@ -593,7 +609,10 @@ fn session(
     let params = ConnParams {
         mtu,
         access: access::LOCAL_WRITE | remote_access(verb),
-        timeout: 14,
+        timeout: args.qp_timeout.unwrap_or(match nic.is_slow() {
+            false => QP_TIMEOUT,
+            true => SLOW_QP_TIMEOUT,
+        }),
         retry_cnt: 7,
         rnr_retry: 7,
         min_rnr_timer: 12,
@@ -1334,6 +1353,8 @@ mod tests {
             "-F",
             "-t",
             "16",
+            "-u",
+            "9",
             "--wire",
             "udp:9000:9001",
             "--mac",
@@ -1355,6 +1376,7 @@ mod tests {
             (a.atomic_type, a.gid_index, a.cpu_freq),
             (AtomicType::CmpAndSwap, Some(1), true)
         );
+        assert_eq!(a.qp_timeout, Some(9));
         let cli = Cli::try_parse_from([
             "rocenic",
             "perftest",
@@ -1376,6 +1398,22 @@ mod tests {
             (a.verb, a.server, a.size, a.port),
             (Verb::Write, None, Some(1048576), 18515)
         );
+        for bad in ["0", "32"] {
+            let refused = Cli::try_parse_from([
+                "rocenic",
+                "perftest",
+                "write",
+                "-u",
+                bad,
+                "--wire",
+                "udp:1:2",
+                "--mac",
+                "02:00:00:00:00:01",
+                "--ip",
+                "10.0.0.1",
+            ]);
+            assert!(refused.is_err(), "-u {bad} was accepted");
+        }
         assert!(Cli::try_parse_from([
             "rocenic",
             "perftest",
