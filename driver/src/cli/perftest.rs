@@ -122,13 +122,6 @@ pub enum AtomicType {
     CmpAndSwap,
 }
 
-/// perftest's QP timeout (`-u`): 4.096 us * 2^14, about 67 ms.
-const QP_TIMEOUT: u8 = 14;
-/// The QP timeout on a device ticked slower than wall-clock time (the RTL engine):
-/// 4.096 us * 2^6, about 262 us, 65 536 cycles at 250 MHz (a second or two of
-/// simulation; a real peer's answer comes within a few hundred simulated cycles).
-const SLOW_QP_TIMEOUT: u8 = 6;
-
 /// Arguments of `rocenic perftest` (see the module documentation).
 #[derive(Debug, Clone, Args)]
 pub struct PerftestArgs {
@@ -609,10 +602,7 @@ fn session(
     let params = ConnParams {
         mtu,
         access: access::LOCAL_WRITE | remote_access(verb),
-        timeout: args.qp_timeout.unwrap_or(match nic.is_slow() {
-            false => QP_TIMEOUT,
-            true => SLOW_QP_TIMEOUT,
-        }),
+        timeout: args.qp_timeout.unwrap_or(nic.qp_timeout()),
         retry_cnt: 7,
         rnr_retry: 7,
         min_rnr_timer: 12,

@@ -10,9 +10,9 @@
 //!   server connecting its QP before it answers, the client's final `"done"`;
 //! - the QP: RC, one send WR, `rx_depth` receives of SIZE bytes kept posted (topped up when
 //!   one or none is left), one CQ of `rx_depth + 1`, access flags 0, a random 24-bit PSN,
-//!   path MTU from `-m`, `min_rnr_timer` 12, `max_dest_rd_atomic` 1, `timeout` 14,
-//!   `retry_cnt` 7, `rnr_retry` 7, `max_rd_atomic` 1; sends are signaled, and inline when
-//!   SIZE fits the QP's inline data;
+//!   path MTU from `-m`, `min_rnr_timer` 12, `max_dest_rd_atomic` 1, `timeout` 14 (6 on
+//!   the slow RTL backend: `WiredNic::qp_timeout`), `retry_cnt` 7, `rnr_retry` 7,
+//!   `max_rd_atomic` 1; sends are signaled, and inline when SIZE fits the QP's inline data;
 //! - the data flow: the client sends SIZE bytes; the server, having received them, sends
 //!   its buffer (what it just received) back; the next send waits for both the previous
 //!   send's and the receive's completions; ITERS round trips; a failed completion status
@@ -409,7 +409,7 @@ fn connect_qp(
     let params = ConnParams {
         mtu,
         access: 0,
-        timeout: 14,
+        timeout: nic.qp_timeout(),
         retry_cnt: 7,
         rnr_retry: 7,
         min_rnr_timer: 12,

@@ -367,6 +367,18 @@ impl WiredNic {
         self.slow
     }
 
+    /// The QP timeout to connect with (the ACK timeout is 4.096 us * 2^N): 14 as
+    /// `ibv_rc_pingpong` and perftest (67 ms); on a slow device 6 (262 us, 65 536 cycles
+    /// at 250 MHz), since 67 ms there are 16.8 M simulated cycles, minutes of wall-clock
+    /// time before a lost tail is resent, while a real peer answers within a few hundred
+    /// simulated cycles.
+    pub fn qp_timeout(&self) -> u8 {
+        match self.slow {
+            false => 14,
+            true => 6,
+        }
+    }
+
     /// Runs the world until `cond` holds, for at most `max` of simulated time and, on a
     /// slow device, at most `max` of wall-clock time.
     fn run_bounded(&self, mut cond: impl FnMut(&World) -> bool, max: Duration) {
