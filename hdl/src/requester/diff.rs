@@ -2070,14 +2070,15 @@ fn losses_match_the_model() {
 /// out), QP errors, memory compared; QP 5 runs on undisturbed (frames byte for byte,
 /// drained). Requires RETRY_EXC_ERR CQEs and ACK timeouts.
 ///
-/// Two seeds of two rounds by default; `REQ_SILENT_SEEDS`, `REQ_SILENT_ROUNDS` widen it,
-/// `REQ_SILENT_SEED=hex` replays one.
+/// One seed of two rounds by default (it simulates long ACK timeouts: about a minute of
+/// the suite); `REQ_SILENT_SEEDS`, `REQ_SILENT_ROUNDS` widen it, `REQ_SILENT_SEED=hex`
+/// replays one.
 #[test]
 fn retry_exhaustion_matches_the_model() {
     let total = run_seeds_setup(
         "REQ_SILENT",
         0x5173_0000,
-        2,
+        1,
         2,
         true,
         false,
@@ -2131,14 +2132,15 @@ fn rnr_waits_match_the_model() {
 /// RNR NAKs use them up and the oldest op completes RNR_RETRY_EXC_ERR, the QP in error,
 /// as in the model; CQEs, QP errors, memory compared.
 ///
-/// Two seeds of two rounds by default; `REQ_RNRX_SEEDS`, `REQ_RNRX_ROUNDS` widen it,
-/// `REQ_RNRX_SEED=hex` replays one.
+/// One seed of two rounds by default (it simulates every RNR wait of every retry: over a
+/// minute of the suite); `REQ_RNRX_SEEDS`, `REQ_RNRX_ROUNDS` widen it, `REQ_RNRX_SEED=hex`
+/// replays one.
 #[test]
 fn rnr_exhaustion_matches_the_model() {
     let total = run_seeds_setup(
         "REQ_RNRX",
         0x4e45_0000,
-        2,
+        1,
         2,
         true,
         false,
