@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// The workspace root.
 fn root() -> PathBuf {
@@ -64,45 +64,35 @@ fn rocenic() -> PathBuf {
     bin
 }
 
-/// Refuses a `rocenic` binary older than a source file it is built from: run by hand after
-/// an edit, the runs would otherwise test the old code (`cargo test` itself always
-/// rebuilds it first).
+/// Refuses a `rocenic` binary older than a source file it is built from (the files cargo
+/// lists in its dep-info, `rocenic.d` beside it): run by hand after an edit, the runs
+/// would otherwise test the old code (`cargo test` itself always rebuilds it first).
 fn assert_fresh(bin: &Path) {
-    /// The newest source of `rocenic` under `dir` and its mtime (other binaries' sources,
-    /// `main.rs` and the rest of `bin/`, are not its).
-    fn newest(dir: &Path, found: &mut Option<(SystemTime, PathBuf)>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let in_bin = path.parent().is_some_and(|p| p.ends_with("bin"));
-            if path.ends_with("main.rs") || (in_bin && !path.ends_with("rocenic.rs")) {
-                continue;
-            }
-            if path.is_dir() {
-                newest(&path, found);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let Ok(t) = entry.metadata().and_then(|m| m.modified()) else {
-                    continue;
-                };
-                if found.as_ref().is_none_or(|(n, _)| t > *n) {
-                    *found = Some((t, path));
-                }
-            }
-        }
-    }
-    let built = std::fs::metadata(bin)
-        .and_then(|m| m.modified())
-        .expect("the rocenic binary's mtime");
-    let mut source = None;
-    for krate in ["driver", "proto", "model", "sim", "hdl"] {
-        newest(&root().join(krate).join("src"), &mut source);
-    }
-    if let Some((t, path)) = source {
-        assert!(
-            t <= built,
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let built = mtime(bin).expect("the rocenic binary's mtime");
+    let dep_info = bin.with_extension("d");
+    let Ok(deps) = std::fs::read_to_string(&dep_info) else {
+        eprintln!(
+            "no {}: the binary's freshness is not checked",
+            dep_info.display()
+        );
+        return;
+    };
+    // `target: dep dep ...`, spaces inside a path escaped with a backslash.
+    let deps = deps
+        .split_once(": ")
+        .map_or("", |(_, d)| d)
+        .replace("\\ ", "\0");
+    let stale = deps
+        .split_whitespace()
+        .map(|d| PathBuf::from(d.replace('\0', " ")))
+        .find(|d| mtime(d).is_some_and(|t| t > built));
+    if let Some(source) = stale {
+        panic!(
             "{} is older than {}: rebuild it (cargo build --release -p rocenic-driver --bin \
              rocenic) or run the tests with cargo test",
             bin.display(),
-            path.display()
+            source.display()
         );
     }
 }
@@ -795,4 +785,16 @@ fn rtl_pingpong_rxe_server_4096_bytes_pmtu_1024() {
 #[test]
 fn rtl_pingpong_rxe_client_4096_bytes_pmtu_1024() {
     pingpong_rtl("--rxe-client -s 4096 -n 20 -m 1024 -c");
+}
+
+/// The smallest pingpong on the RTL: 1-byte SENDs, ours inline in the WQE.
+#[test]
+fn rtl_pingpong_rxe_server_1_byte_inline() {
+    pingpong_rtl("--rxe-server -s 1 -n 20 -m 1024");
+}
+
+/// 64 KiB pingpong SENDs at PMTU 4096 (16 packets each way a round), the RTL the server.
+#[test]
+fn rtl_pingpong_rxe_client_65536_bytes_pmtu_4096() {
+    pingpong_rtl("--rxe-client -s 65536 -n 10 -m 4096 -c");
 }
