@@ -1367,20 +1367,19 @@ mod tests {
             (AtomicType::CmpAndSwap, Some(1), true)
         );
         assert_eq!(a.qp_timeout, Some(9));
-        let cli = Cli::try_parse_from([
-            "rocenic",
-            "perftest",
-            "write",
-            "-s",
-            "1048576",
-            "--wire",
-            "udp:1:2",
-            "--mac",
-            "02:00:00:00:00:01",
-            "--ip",
-            "10.0.0.1",
-        ])
-        .unwrap();
+        // `rocenic perftest ARGS` on a wire, with our port's addresses.
+        let parse = |args: &[&str]| {
+            let port = [
+                "--wire",
+                "udp:1:2",
+                "--mac",
+                "02:00:00:00:00:01",
+                "--ip",
+                "10.0.0.1",
+            ];
+            Cli::try_parse_from(["rocenic", "perftest"].iter().chain(args).chain(&port))
+        };
+        let cli = parse(&["write", "-s", "1048576"]).unwrap();
         let Command::Perftest(a) = cli.command else {
             panic!("not perftest")
         };
@@ -1389,33 +1388,12 @@ mod tests {
             (Verb::Write, None, Some(1048576), 18515)
         );
         for bad in ["0", "32"] {
-            let refused = Cli::try_parse_from([
-                "rocenic",
-                "perftest",
-                "write",
-                "-u",
-                bad,
-                "--wire",
-                "udp:1:2",
-                "--mac",
-                "02:00:00:00:00:01",
-                "--ip",
-                "10.0.0.1",
-            ]);
-            assert!(refused.is_err(), "-u {bad} was accepted");
+            assert!(
+                parse(&["write", "-u", bad]).is_err(),
+                "-u {bad} was accepted"
+            );
         }
-        assert!(Cli::try_parse_from([
-            "rocenic",
-            "perftest",
-            "bogus",
-            "--wire",
-            "udp:1:2",
-            "--mac",
-            "02:00:00:00:00:01",
-            "--ip",
-            "10.0.0.1"
-        ])
-        .is_err());
+        assert!(parse(&["bogus"]).is_err());
     }
 
     #[test]
