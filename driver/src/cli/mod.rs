@@ -51,3 +51,19 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Perftest(a) => perftest::run(&a, out),
     }
 }
+
+/// `rocenic COMMAND ARGS` on a UDP wire with our port's addresses, as the tests of the wired
+/// commands parse it.
+#[cfg(test)]
+pub(crate) fn parse_on_a_wire(command: &str, args: &[&str]) -> Result<Cli, clap::Error> {
+    use clap::Parser;
+    let port = [
+        "--wire",
+        "udp:1:2",
+        "--mac",
+        "02:00:00:00:00:01",
+        "--ip",
+        "10.0.0.1",
+    ];
+    Cli::try_parse_from(["rocenic", command].iter().chain(args).chain(&port))
+}

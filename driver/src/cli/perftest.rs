@@ -1367,18 +1367,7 @@ mod tests {
             (AtomicType::CmpAndSwap, Some(1), true)
         );
         assert_eq!(a.qp_timeout, Some(9));
-        // `rocenic perftest ARGS` on a wire, with our port's addresses.
-        let parse = |args: &[&str]| {
-            let port = [
-                "--wire",
-                "udp:1:2",
-                "--mac",
-                "02:00:00:00:00:01",
-                "--ip",
-                "10.0.0.1",
-            ];
-            Cli::try_parse_from(["rocenic", "perftest"].iter().chain(args).chain(&port))
-        };
+        let parse = |args: &[&str]| crate::cli::parse_on_a_wire("perftest", args);
         let cli = parse(&["write", "-s", "1048576"]).unwrap();
         let Command::Perftest(a) = cli.command else {
             panic!("not perftest")

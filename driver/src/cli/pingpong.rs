@@ -771,17 +771,7 @@ mod tests {
             panic!("not pingpong")
         };
         assert_eq!((a.server, a.port, a.size, a.mtu), (None, 18601, 64, 256));
-        let d = Cli::try_parse_from([
-            "rocenic",
-            "pingpong",
-            "--wire",
-            "udp:1:2",
-            "--mac",
-            "02:00:00:00:00:01",
-            "--ip",
-            "10.0.0.1",
-        ])
-        .unwrap();
+        let d = crate::cli::parse_on_a_wire("pingpong", &[]).unwrap();
         let Command::Pingpong(d) = d.command else {
             panic!("not pingpong")
         };
