@@ -78,17 +78,18 @@
 //! One packet at a time, with no step that does nothing for it: the three context reads
 //! are requested together (2 cycles when each answers one cycle after), DECIDE makes a
 //! middle WRITE packet's length / RNR / MR-range choices in the same cycle, a successful
-//! payload write finishes a SEND or WRITE packet in the cycle of its status, and finish
-//! steps with no CQE, ACK, job, error or payload left are skipped. A middle packet of a
-//! long WRITE with its neighbours always ready (`a_middle_write_packet_takes_few_cycles`,
-//! MR check answered two cycles after, write status one after the last beat): header 1,
-//! contexts 2, DECIDE 1, MR check 3, DMA write request 1, payload 4 beats (256 bytes),
-//! status 1, `qps` write 1: 14 cycles per packet (25 when the contexts were read one after
-//! another and every finish step took a cycle). A 256-byte packet lasts about 6 beats on
-//! the wire, so at small PMTUs the responder still sets the rate (docs/performance.md).
-//! Not yet: the next packet's header and context reads overlapping the current payload (a
-//! pipeline), and a one-QP context cache (it needs the command engine's table writes as an
-//! invalidation input).
+//! payload write finishes a SEND or WRITE packet in the cycle of its status, finish steps with no CQE, ACK, job,
+//! error or payload left are skipped, and the next header is taken in the cycle the `qps`
+//! write is. A middle packet of a long WRITE with its neighbours always ready
+//! (`a_middle_write_packet_takes_few_cycles`: MR check answered two cycles after, write
+//! status one after the last beat): header 1, contexts 2, DECIDE 1, MR check 3, DMA write
+//! request 1, payload 4 beats (256 bytes), status 1, `qps` write 1 (with the next
+//! header): 13 cycles from one header to the next (25 when the contexts were read
+//! one after another and every step took a cycle of its own). A 256-byte packet lasts
+//! about 6 beats on the wire, so at small PMTUs the responder still sets the rate
+//! (docs/performance.md). Not yet: the next packet's header and context reads overlapping
+//! the current payload (a pipeline), and a one-QP context cache (it needs the command
+//! engine's table writes as an invalidation input).
 
 use crate::cat::Cat;
 use crate::ctx_tables::{
@@ -598,6 +599,7 @@ pub struct Responder<const QA: usize> {
     after_job: Signal<Local, Bits<5>>,
     after_ack: Signal<Local, Bits<5>>,
     after_cqe: Signal<Local, Bits<5>>,
+    idle_go: Signal<Local, Bit>,
 }
 
 impl<const QA: usize> Default for Responder<QA> {
@@ -986,6 +988,7 @@ impl<const QA: usize> Default for Responder<QA> {
             after_job: Default::default(),
             after_ack: Default::default(),
             after_cqe: Default::default(),
+            idle_go: Default::default(),
         }
     }
 }
@@ -1321,8 +1324,14 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.fl_qpn.d.next = self.s_flush_qpn.val();
         }
 
-        // ---- IDLE: an error report, else a doorbell, else a request ----
-        if self.state.q.val() == self.k_idle.val() {
+        // ---- IDLE (or the cycle a packet's context write is taken): an error report,
+        // else a doorbell, else a request ----
+        self.idle_go.next = (self.state.q.val() == self.k_idle.val())
+            | ((self.state.q.val() == self.k_f_wqps.val())
+                & self.m_qps_wr_ready.val()
+                & !self.pay_left.q.val());
+        if self.idle_go.val() {
+            self.state.d.next = self.k_idle.val();
             self.do_ack.d.next = false;
             self.do_cqe.d.next = false;
             self.do_job.d.next = self.k_job_none.val();
@@ -1918,7 +1927,11 @@ impl<const QA: usize> Logic for Responder<QA> {
             if (self.prog.q.val() == self.k_prog_send.val()) & self.m_cqe_ready.val() {
                 self.state.d.next = self.k_fl_chk.val();
             }
-            self.prog.d.next = self.k_prog_idle.val();
+            // cleared once the CQE is taken (clearing it while the CQE waits for ready
+            // lost the CQE)
+            if (self.prog.q.val() != self.k_prog_send.val()) | self.m_cqe_ready.val() {
+                self.prog.d.next = self.k_prog_idle.val();
+            }
         }
         if self.state.q.val() == self.k_fl_chk.val() {
             self.state.d.next = self.k_f_wqps.val();
@@ -1947,11 +1960,11 @@ impl<const QA: usize> Logic for Responder<QA> {
         if (self.state.q.val() == self.k_fl_err.val()) & self.m_qp_err_ready.val() {
             self.state.d.next = self.k_f_wqps.val();
         }
-        if (self.state.q.val() == self.k_f_wqps.val()) & self.m_qps_wr_ready.val() {
-            self.state.d.next = self.k_idle.val();
-            if self.pay_left.q.val() {
-                self.state.d.next = self.k_f_drain.val();
-            }
+        if (self.state.q.val() == self.k_f_wqps.val())
+            & self.m_qps_wr_ready.val()
+            & self.pay_left.q.val()
+        {
+            self.state.d.next = self.k_f_drain.val();
         }
         if self.state.q.val() == self.k_f_drain.val() {
             self.s_payload_tready.next = self.pay_left.q.val();
@@ -2353,8 +2366,9 @@ mod tests {
 
     /// The cost of one packet of a long WRITE (256-byte PMTU, the neighbours always ready,
     /// contexts answered one cycle after the request, the MR check two, the write status
-    /// one after the last beat): the cycles from taking the header to being idle again,
-    /// state by state (printed with --nocapture), held to a bound.
+    /// one after the last beat): the cycles from taking the header to the first one that
+    /// can take the next (both counted), state by state (printed with --nocapture), held
+    /// to a bound.
     #[test]
     fn a_middle_write_packet_takes_few_cycles() {
         let mut env = Env::new();
@@ -2396,7 +2410,7 @@ mod tests {
     }
 
     /// The bound `a_middle_write_packet_takes_few_cycles` holds.
-    const MIDDLE_WRITE_CYCLES: usize = 15;
+    const MIDDLE_WRITE_CYCLES: usize = 14;
 
     /// A scripted conversation; each answer is what the model's `responder_rx` gives for the
     /// same packet and context (the rules in `model/src/responder.rs`).
