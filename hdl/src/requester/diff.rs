@@ -569,6 +569,9 @@ struct Rtl {
     hold_next: u32,
 }
 
+/// A WQE read in flight: latency left, tag, its beats (None: refused).
+type WqeRead = (u32, u64, Option<Vec<[u8; 64]>>);
+
 /// See [`Rtl::io`].
 #[derive(Default)]
 struct Io {
@@ -579,9 +582,8 @@ struct Io {
     rd: [Option<usize>; 3],
     /// MR check: (cycles to wait, result).
     mr: Option<(u32, Option<u64>)>,
-    /// WQE read: (cycles to wait, tag, bytes or fault).
-    /// The WQE read in flight: latency left, tag, its beats (None: refused).
-    wqe_rd: Option<(u32, u64, Option<Vec<[u8; 64]>>)>,
+    /// WQE read: (cycles to wait, tag, beats or fault).
+    wqe_rd: Option<WqeRead>,
     /// Payload reads in order.
     seg_rd: SegReads,
     /// Records waiting for their payload: (record, payload bytes, payload so far).
@@ -851,7 +853,7 @@ impl Rtl {
             let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
             let len = u.m_wqe_dma_rd_req_len.val().to_u64() as usize;
             assert!(
-                len % 64 == 0 && (64..=64 * crate::wqe_fetch::BUF as usize).contains(&len),
+                len.is_multiple_of(64) && (64..=64 * crate::wqe_fetch::BUF as usize).contains(&len),
                 "WQE reads are 1 to BUF slots"
             );
             let mut raw = vec![0u8; len];
