@@ -225,8 +225,9 @@
 //! - `sent_end` lives in the block's own RAM (the pulses come every cycle; `qpr` has one
 //!   write port): `qpr.sent_end` is refreshed from it at each write-back of the QP.
 //! - The read-modify-writes of `qpr` are not interlocked with a MODIFY_QP of the same QP.
-//! - One QP at a time; one WQE takes about 15 cycles plus the WQE fetch's DMA latency and
-//!   the MR check.
+//! - One QP at a time; one WQE takes about 15 cycles plus the MR check and, when
+//!   `WqeFetch`'s prefetch buffer does not hold it, one DMA read (of up to 8 posted WQEs:
+//!   `s_req_posted` = `sq_pi` - the index; a QP clear empties the buffer).
 
 use crate::cat::Cat;
 use crate::ctx_tables::{
@@ -1737,8 +1738,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.fetch.s_req_sq_ring.next = self.sq_ring.q.val();
         self.fetch.s_req_sq_log.next = self.sq_log.q.val();
         self.fetch.s_req_index.next = self.sq_fetch.q.val();
+        self.fetch.s_req_posted.next = self.sq_pi.q.val() - self.sq_fetch.q.val();
         if self.mode_rt.q.val() {
             self.fetch.s_req_index.next = self.rtx_idx.q.val();
+            self.fetch.s_req_posted.next = self.sq_pi.q.val() - self.rtx_idx.q.val();
         }
         self.m_wqe_dma_rd_req_valid.next = self.fetch.m_dma_rd_req_valid.val();
         self.fetch.m_dma_rd_req_ready.next = self.m_wqe_dma_rd_req_ready.val();
@@ -1868,6 +1871,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
             & !self.s1_v.q.val();
+        // a QP reset or destroyed: its indices start again, with other WQEs (the WQE
+        // prefetch forgets them)
+        self.fetch.s_inv.next = self.clr_take.val();
         self.s_qp_clr_ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.tpw.q.val()
             & !self.serr_pend.q.val()
