@@ -250,8 +250,8 @@ fn engine_sizes_keep_their_state_in_memories() {
 /// that synthesis trimmed a block whose outputs go nowhere. Either way, look, then update
 /// the record here and in the docs.
 const ENGINE_DEFAULT: EngineRecord = EngineRecord {
-    luts: 33_912,
-    ffs: 37_072,
+    luts: 34_842,
+    ffs: 37_690,
     bram36: 74.0,
 };
 const ENGINE_LARGE: EngineRecord = EngineRecord {
