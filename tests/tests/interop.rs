@@ -286,22 +286,22 @@ fn rtl_engine_ready() {
     }
 }
 
-/// A perftest run with our side on the RTL engine (`--backend rtl`).
-fn perftest_rtl(args: &str) {
+/// `run` (a [`perftest`] or [`pingpong`]) with our side on the RTL engine (`--backend
+/// rtl`), the engine built first.
+fn on_rtl(run: fn(&str), args: &str) {
     {
         let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         rtl_engine_ready();
     }
-    perftest(&format!("{args} --backend rtl"));
+    run(&format!("{args} --backend rtl"));
 }
 
-/// A pingpong run with our side on the RTL engine (`--backend rtl`).
+fn perftest_rtl(args: &str) {
+    on_rtl(perftest, args);
+}
+
 fn pingpong_rtl(args: &str) {
-    {
-        let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        rtl_engine_ready();
-    }
-    pingpong(&format!("{args} --backend rtl"));
+    on_rtl(pingpong, args);
 }
 
 #[test]

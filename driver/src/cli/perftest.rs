@@ -11,11 +11,12 @@
 //! - options `SERVER`, `-p/--port` (18515), `-s/--size` (65536; atomics: 8 and no
 //!   other), `-n/--iters` (5000), `-m/--mtu`, `-A/--atomic_type` (FETCH_AND_ADD or
 //!   CMP_AND_SWAP), `-x/--gid-index`, `-F`, `-t/--tx-depth` (128);
-//! - the QP: RC, one QP, a random 24-bit PSN, `timeout` 14 (`-u/--qp-timeout`), `retry_cnt`
-//!   7, `rnr_retry` 7, `min_rnr_timer` 12; the server's buffer is `2 * max(SIZE, 4096)` bytes and its
-//!   address and rkey go to the client; the client's remote address steps by SIZE rounded
-//!   up to the cache line through the first 4096 bytes while SIZE is at most 2048, as
-//!   perftest's `increase_rem_addr` does; READ and atomics use the peer's out_reads;
+//! - the QP: RC, one QP, a random 24-bit PSN, `timeout` 14 (`-u/--qp-timeout`),
+//!   `retry_cnt` 7, `rnr_retry` 7, `min_rnr_timer` 12; the server's buffer is
+//!   `2 * max(SIZE, 4096)` bytes and its address and rkey go to the client; the client's
+//!   remote address steps by SIZE rounded up to the cache line through the first 4096
+//!   bytes while SIZE is at most 2048, as perftest's `increase_rem_addr` does; READ and
+//!   atomics use the peer's out_reads;
 //! - the half-duplex roles: the client moves the data (WRITE, READ, SEND, atomics), the
 //!   SEND server receives ITERS messages, the other servers wait for the client's end;
 //! - the result line `#bytes #iterations BW peak[MB/sec] BW average[MB/sec]

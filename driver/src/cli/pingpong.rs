@@ -182,7 +182,6 @@ pub fn run_with(
     pre: Prebound,
     out: &mut dyn Write,
 ) -> anyhow::Result<PingpongReport> {
-    // Both roles of a ping-pong send.
     args.link.check_backend("pingpong")?;
     let mtu = Mtu::from_bytes(args.mtu).ok_or_else(|| {
         anyhow::anyhow!(

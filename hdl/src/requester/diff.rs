@@ -1863,18 +1863,13 @@ impl World {
     }
 }
 
-/// Runs the bench over `seeds` seeds of `rounds` rounds each (`{env}_SEEDS`,
-/// `{env}_ROUNDS` change them; `{env}_SEED=hex` replays one seed), seeds from `base`;
-/// returns the figures summed.
-fn run_seeds(env: &str, base: u64, seeds: u64, rounds: usize, peer: bool, faults: bool) -> Stats {
-    run_seeds_with(env, base, seeds, rounds, peer, faults, false, false)
-}
-
-/// [`run_seeds`], with a [`long_write`] on QP 5 each round when `long`, frames lost on
-/// the links when `loss` (with `faults`).
-#[allow(clippy::too_many_arguments)]
-fn run_seeds_with(
-    env: &str,
+/// One run of the bench: `seeds` seeds from `base` of `rounds` rounds each (`{env}_SEEDS`,
+/// `{env}_ROUNDS` change them; `{env}_SEED=hex` replays one seed), with a peer when
+/// `peer`, faults on the links when `faults`, a [`long_write`] on QP 5 each round when
+/// `long`, frames lost on the links when `loss` (with `faults`), and `setup` applied to
+/// each seed's world first.
+struct SeedRun<'a> {
+    env: &'a str,
     base: u64,
     seeds: u64,
     rounds: usize,
@@ -1882,46 +1877,69 @@ fn run_seeds_with(
     faults: bool,
     long: bool,
     loss: bool,
-) -> Stats {
-    run_seeds_setup(env, base, seeds, rounds, peer, faults, long, loss, &|_| {})
+    setup: &'a dyn Fn(&mut World),
 }
 
-/// [`run_seeds_with`], `setup` applied to each seed's world first.
-#[allow(clippy::too_many_arguments)]
-fn run_seeds_setup(
-    env: &str,
-    base: u64,
-    seeds: u64,
-    rounds: usize,
-    peer: bool,
-    faults: bool,
-    long: bool,
-    loss: bool,
-    setup: &dyn Fn(&mut World),
-) -> Stats {
-    let var = |k: &str| std::env::var(format!("{env}_{k}")).ok();
-    let seeds: u64 = var("SEEDS").and_then(|s| s.parse().ok()).unwrap_or(seeds);
-    let rounds: usize = var("ROUNDS").and_then(|s| s.parse().ok()).unwrap_or(rounds);
-    let list: Vec<u64> = match var("SEED") {
-        Some(x) => vec![u64::from_str_radix(x.trim_start_matches("0x"), 16).expect("a hex seed")],
-        None => (0..seeds).map(|s| base + s).collect(),
-    };
-    let mut total = Stats::default();
-    for seed in list {
-        let mut w = World::new(seed, peer, faults);
-        w.long = long;
-        w.shim.loss = loss;
-        w.rtl.shim.loss = loss;
-        setup(&mut w);
-        let slow = loss || w.silent || w.rnr.is_some();
-        w.shim.slow = slow;
-        w.rtl.shim.slow = slow;
-        for _ in 0..rounds {
-            w.round();
+impl<'a> SeedRun<'a> {
+    /// No peer, no faults, no long message, no loss, no setup.
+    fn new(env: &'a str, base: u64, seeds: u64, rounds: usize) -> Self {
+        SeedRun {
+            env,
+            base,
+            seeds,
+            rounds,
+            peer: false,
+            faults: false,
+            long: false,
+            loss: false,
+            setup: &|_| {},
         }
-        total.add(w.stats);
     }
-    total
+
+    /// With a responder model as each side's peer.
+    fn peer(self) -> Self {
+        SeedRun { peer: true, ..self }
+    }
+
+    /// Runs the seeds; returns their figures summed.
+    fn run(&self) -> Stats {
+        let SeedRun {
+            env,
+            base,
+            seeds,
+            rounds,
+            peer,
+            faults,
+            long,
+            loss,
+            setup,
+        } = *self;
+        let var = |k: &str| std::env::var(format!("{env}_{k}")).ok();
+        let seeds: u64 = var("SEEDS").and_then(|s| s.parse().ok()).unwrap_or(seeds);
+        let rounds: usize = var("ROUNDS").and_then(|s| s.parse().ok()).unwrap_or(rounds);
+        let list: Vec<u64> = match var("SEED") {
+            Some(x) => {
+                vec![u64::from_str_radix(x.trim_start_matches("0x"), 16).expect("a hex seed")]
+            }
+            None => (0..seeds).map(|s| base + s).collect(),
+        };
+        let mut total = Stats::default();
+        for seed in list {
+            let mut w = World::new(seed, peer, faults);
+            w.long = long;
+            w.shim.loss = loss;
+            w.rtl.shim.loss = loss;
+            setup(&mut w);
+            let slow = loss || w.silent || w.rnr.is_some();
+            w.shim.slow = slow;
+            w.rtl.shim.slow = slow;
+            for _ in 0..rounds {
+                w.round();
+            }
+            total.add(w.stats);
+        }
+        total
+    }
 }
 
 /// Random send WQEs on two QPs (every WR opcode and unknown ones, inline, zero to a few
@@ -1933,7 +1951,7 @@ fn run_seeds_setup(
 /// machine); `REQ_DIFF_SEEDS`, `REQ_DIFF_ROUNDS` widen it, `REQ_DIFF_SEED=hex` replays one.
 #[test]
 fn random_wqes_match_the_model() {
-    let total = run_seeds("REQ_DIFF", 0x5eed_0000, 4, 3, false, false);
+    let total = SeedRun::new("REQ_DIFF", 0x5eed_0000, 4, 3).run();
     eprintln!("requester diff: {total:?}");
     assert!(total.frames > 40, "{total:?}");
     assert!(
@@ -1968,7 +1986,7 @@ fn random_wqes_match_the_model() {
 /// `REQ_RX_SEED=hex` replays one.
 #[test]
 fn responses_match_the_model() {
-    let total = run_seeds("REQ_RX", 0x7e5e_0000, 3, 3, true, false);
+    let total = SeedRun::new("REQ_RX", 0x7e5e_0000, 3, 3).peer().run();
     eprintln!("requester diff with responses: {total:?}");
     assert!(total.responses > 50 && total.drained > 0, "{total:?}");
     assert_eq!(
@@ -1999,7 +2017,7 @@ fn responses_match_the_model() {
             0x7e5e0003..0x7e5e0009) never fill the 16-op ring; why is not yet known \
             (every comparison still passes)"]
 fn responses_fill_the_op_ring() {
-    let total = run_seeds("REQ_RX", 0x7e5e_0000, 3, 3, true, false);
+    let total = SeedRun::new("REQ_RX", 0x7e5e_0000, 3, 3).peer().run();
     assert!(
         total.ring_full > 0,
         "the op ring never held 16 ops: {total:?}"
@@ -2021,7 +2039,11 @@ fn responses_fill_the_op_ring() {
 /// `REQ_FAULT_ROUNDS` widen it, `REQ_FAULT_SEED=hex` replays one.
 #[test]
 fn faults_match_the_model() {
-    let total = run_seeds("REQ_FAULT", 0xfa17_0001, 2, 3, true, true);
+    let total = SeedRun {
+        faults: true,
+        ..SeedRun::new("REQ_FAULT", 0xfa17_0001, 2, 3).peer()
+    }
+    .run();
     eprintln!("requester diff with faults: {total:?}");
     assert!(total.responses > 50 && total.drained > 0, "{total:?}");
     assert!(
@@ -2045,7 +2067,11 @@ fn faults_match_the_model() {
 /// bench demanded the ring drained there; it no longer does when the peer's QP is in error.
 #[test]
 fn fault_seed_0xfa170000_matches_the_model() {
-    let total = run_seeds("REQ_FAULT_KNOWN", 0xfa17_0000, 1, 1, true, true);
+    let total = SeedRun {
+        faults: true,
+        ..SeedRun::new("REQ_FAULT_KNOWN", 0xfa17_0000, 1, 1).peer()
+    }
+    .run();
     assert!(total.responses > 0, "{total:?}");
 }
 
@@ -2061,7 +2087,11 @@ fn fault_seed_0xfa170000_matches_the_model() {
 /// `REQ_LONG_SEED=hex` replays one.
 #[test]
 fn long_message_matches_the_model() {
-    let total = run_seeds_with("REQ_LONG", 0x1047_0000, 1, 1, true, false, true, false);
+    let total = SeedRun {
+        long: true,
+        ..SeedRun::new("REQ_LONG", 0x1047_0000, 1, 1).peer()
+    }
+    .run();
     eprintln!("requester diff with long messages: {total:?}");
     assert!(total.long_msgs > 0 && total.drained > 0, "{total:?}");
     assert!(
@@ -2082,7 +2112,12 @@ fn long_message_matches_the_model() {
 /// `REQ_LOSS_ROUNDS` widen it, `REQ_LOSS_SEED=hex` replays one.
 #[test]
 fn losses_match_the_model() {
-    let total = run_seeds_with("REQ_LOSS", 0x1055_0001, 1, 3, true, true, false, true);
+    let total = SeedRun {
+        faults: true,
+        loss: true,
+        ..SeedRun::new("REQ_LOSS", 0x1055_0001, 1, 3).peer()
+    }
+    .run();
     eprintln!("requester diff with losses: {total:?}");
     assert!(total.responses > 50 && total.drained > 0, "{total:?}");
     assert!(total.lost > 0, "no frame lost: {total:?}");
@@ -2106,17 +2141,11 @@ fn losses_match_the_model() {
 /// replays one.
 #[test]
 fn retry_exhaustion_matches_the_model() {
-    let total = run_seeds_setup(
-        "REQ_SILENT",
-        0x5173_0000,
-        1,
-        2,
-        true,
-        false,
-        false,
-        false,
-        &|w| w.silent = true,
-    );
+    let total = SeedRun {
+        setup: &|w| w.silent = true,
+        ..SeedRun::new("REQ_SILENT", 0x5173_0000, 1, 2).peer()
+    }
+    .run();
     eprintln!("requester diff with a silent peer: {total:?}");
     assert!(total.lost > 0 && total.timeouts > 0, "{total:?}");
     assert!(
@@ -2139,17 +2168,11 @@ fn retry_exhaustion_matches_the_model() {
 /// `REQ_RNR_SEED=hex` replays one.
 #[test]
 fn rnr_waits_match_the_model() {
-    let total = run_seeds_setup(
-        "REQ_RNR",
-        0x4e40_0000,
-        2,
-        2,
-        true,
-        false,
-        false,
-        false,
-        &|w| w.rnr = Some(15_000),
-    );
+    let total = SeedRun {
+        setup: &|w| w.rnr = Some(15_000),
+        ..SeedRun::new("REQ_RNR", 0x4e40_0000, 2, 2).peer()
+    }
+    .run();
     eprintln!("requester diff with RNR waits: {total:?}");
     assert!(total.rnr_naks > 0, "no RNR NAK: {total:?}");
     assert!(total.drained > 0, "{total:?}");
@@ -2168,17 +2191,11 @@ fn rnr_waits_match_the_model() {
 /// replays one.
 #[test]
 fn rnr_exhaustion_matches_the_model() {
-    let total = run_seeds_setup(
-        "REQ_RNRX",
-        0x4e45_0000,
-        1,
-        2,
-        true,
-        false,
-        false,
-        false,
-        &|w| w.rnr = Some(u32::MAX),
-    );
+    let total = SeedRun {
+        setup: &|w| w.rnr = Some(u32::MAX),
+        ..SeedRun::new("REQ_RNRX", 0x4e45_0000, 1, 2).peer()
+    }
+    .run();
     eprintln!("requester diff with no receives: {total:?}");
     assert!(
         total.cqes.contains_key(&u8::from(WcStatus::RnrRetryExcErr)),
