@@ -119,10 +119,10 @@ pub struct WqeFetch<const QA: usize> {
     index: DFF<Bits<32>>,
     addr: DFF<Bits<64>>,
     beat: DFF<Bits<DATA_BITS>>,
-    /// Slots the read in flight asks for, and the beat it expects next.
-    n: DFF<Bits<32>>,
+    /// The beat the read in flight expects next.
     cnt: DFF<Bits<BUF_LOG>>,
-    /// The buffer: valid, its QP, first index and count; `stale`: an `s_inv` during the
+    /// The buffer: valid, its QP, first index and count (while it fills, `buf_n` is also
+    /// the count of slots the read in flight asks for); `stale`: an `s_inv` during the
     /// fill (the fill is not kept).
     buf_v: DFF<Bit>,
     buf_qpn: DFF<Bits<QA>>,
@@ -212,7 +212,6 @@ impl<const QA: usize> Default for WqeFetch<QA> {
             index: Default::default(),
             addr: Default::default(),
             beat: Default::default(),
-            n: Default::default(),
             cnt: Default::default(),
             buf_v: Default::default(),
             buf_qpn: Default::default(),
@@ -257,7 +256,7 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qpn, index, addr, beat, n, cnt, buf_v, buf_qpn, buf_first, buf_n,
+            self, clock, state, qpn, index, addr, beat, cnt, buf_v, buf_qpn, buf_first, buf_n,
             stale
         );
         self.held.read_clock.next = self.clock.val();
@@ -294,7 +293,6 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
             if self.hit.val() {
                 self.state.d.next = self.st_hit.val();
             } else {
-                self.n.d.next = self.nn.val();
                 self.cnt.d.next = self.zero_cnt.val();
                 self.buf_v.d.next = false;
                 self.buf_qpn.d.next = self.s_req_qpn.val();
@@ -314,7 +312,7 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
         // ---- REQ: the read ----
         self.m_dma_rd_req_valid.next = self.state.q.val() == self.st_req.val();
         self.m_dma_rd_req_addr.next = self.addr.q.val();
-        self.m_dma_rd_req_len.next = self.n.q.val().get_bits::<16>(0) << self.six.val();
+        self.m_dma_rd_req_len.next = self.buf_n.q.val().get_bits::<16>(0) << self.six.val();
         self.m_dma_rd_req_tag.next = self.tag.val();
         if (self.state.q.val() == self.st_req.val()) & self.m_dma_rd_req_ready.val() {
             self.state.d.next = self.st_wait.val();
@@ -334,12 +332,11 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
         self.m_err_index.next = self.index.q.val();
         if (self.state.q.val() == self.st_wait.val()) & self.s_dma_rd_resp_valid.val() {
             if self.s_dma_rd_resp_err.val() {
-                if self.n.q.val() == self.one32.val() {
+                if self.buf_n.q.val() == self.one32.val() {
                     self.m_err_valid.next = true;
                     self.state.d.next = self.st_idle.val();
                 } else {
                     // read the requested slot alone
-                    self.n.d.next = self.one32.val();
                     self.buf_n.d.next = self.one32.val();
                     self.cnt.d.next = self.zero_cnt.val();
                     self.state.d.next = self.st_req.val();
