@@ -19,7 +19,8 @@
 //! - the completions of every queue (a flushed request's `byte_len` aside) and both hosts'
 //!   memory are equal;
 //! - every QP's counters (QUERY_QP_COUNTERS at the end of the run) are equal, all but
-//!   `TxFrames`/`TxBytes`, which the RTL does not keep per QP ([`qp_counter_differences`]).
+//!   `TxFrames`/`TxBytes`, which the RTL does not keep per QP, and B's `UnknownQpDrops`
+//!   after a NAK that ends the connection ([`qp_counter_differences`]).
 //!
 //! In every run, each side's per-QP counters sum to at most its global counters, and on
 //! the model side each QP's `TxFrames`/`TxBytes` are the frames and bytes that QP put on
@@ -285,7 +286,9 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
 
 /// Where the per-QP counters of a fault-free `got` (the RTL run) and `want` (the model
 /// run) differ: every counter of every QP, but `TxFrames`/`TxBytes` (the RTL's TX path
-/// does not know a frame's sending QP, so it keeps them only globally: docs/hdl.md).
+/// does not know a frame's sending QP, so it keeps them only globally: docs/hdl.md) and,
+/// where B's QP ended the connection with a NAK, B's `UnknownQpDrops` (the requests A
+/// sent after it are timing, as `differences` allows for the frames).
 fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
     use rocenic_driver::Counter;
     let mut d = Vec::new();
@@ -303,8 +306,16 @@ fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
                 ));
                 continue;
             };
+            // After a NAK that ends B's connection, how many more requests A sent (which
+            // B's QP in ERR drops as UnknownQpDrops) is timing, as for the frames.
+            let ended = side == Side::B && {
+                let b_qpn = |o: &Outcome| o.pair.ends[1].qps[q].qp_num;
+                ends_with_error(got, b_qpn(got)) || ends_with_error(want, b_qpn(want))
+            };
             for c in Counter::ALL {
-                if matches!(c, Counter::TxFrames | Counter::TxBytes) {
+                if matches!(c, Counter::TxFrames | Counter::TxBytes)
+                    || (ended && c == Counter::UnknownQpDrops)
+                {
                     continue;
                 }
                 let (gv, wv) = (g[c as usize], w[c as usize]);
