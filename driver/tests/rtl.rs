@@ -23,7 +23,6 @@ use rocenic_driver::{
     QpInitAttr, QpState, Result, WcOpcode, WcStatus,
 };
 use rocenic_model::{Nic, NicConfig};
-use rocenic_proto::abi::cmd::CmdStatus;
 use rocenic_proto::wire::{
     BthRepr, EtherType, EthernetAddress, EthernetRepr, ExtHeaders, IpProtocol, Ipv4Address,
     Ipv4Repr, Opcode, Psn, RoceRepr,
@@ -311,22 +310,7 @@ fn directed_object_sequence_matches_the_model() {
     b.op("RTS -> RTR", |c| {
         c.modify_qp(qp, &rtr_attr(), qp_attr::REQ_RTR)
     });
-    // A known difference (docs/hdl.md, CmdEngine): the engine has no per-QP counters or
-    // DMA write yet and answers QUERY_QP_COUNTERS with DMA_FAULT. When it has them, this
-    // becomes `b.op("QP counters", |c| c.query_qp_counters(qp));`.
-    let m = b.m.ctx.query_qp_counters(qp);
-    let r = b.r.ctx.query_qp_counters(qp);
-    assert!(m.is_ok(), "{m:?}");
-    assert!(
-        matches!(
-            r,
-            Err(Error::Cmd {
-                status: CmdStatus::DmaFault,
-                ..
-            })
-        ),
-        "{r:?}"
-    );
+    b.op("QP counters", |c| c.query_qp_counters(qp));
     b.op("RTS -> ERR", |c| {
         let a = QpAttr {
             qp_state: QpState::Err,
@@ -1099,6 +1083,8 @@ struct RequesterResult {
     a_mem: Vec<u8>,
     b_mem: Vec<u8>,
     a_counters: [u64; Counter::COUNT],
+    /// A's QP's counters (QUERY_QP_COUNTERS).
+    a_qp_counters: [u64; Counter::COUNT],
 }
 
 /// [`scenario_pair`] with `a` as the requester under test and a model NIC as B, the
@@ -1155,6 +1141,7 @@ fn requester_scenario<D: rocenic_sim::Device + 'static>(a: D) -> RequesterResult
     a.ctx.read(&a.buf, 0, &mut a_mem).unwrap();
     b.ctx.read(&b.buf, 0, &mut b_mem).unwrap();
     let a_counters = a.ctx.counters();
+    let a_qp_counters = a.ctx.query_qp_counters(a.qp).unwrap();
     RequesterResult {
         frames,
         a_wcs,
@@ -1162,6 +1149,7 @@ fn requester_scenario<D: rocenic_sim::Device + 'static>(a: D) -> RequesterResult
         a_mem,
         b_mem,
         a_counters,
+        a_qp_counters,
     }
 }
 
@@ -1231,5 +1219,16 @@ fn the_rtl_engine_as_requester_of_a_model_responder_does_what_the_model_does() {
     assert_eq!(
         got.a_counters, want.a_counters,
         "A's global counters, RTL (left) vs model"
+    );
+    // A's QP's counters: the model's, but TxFrames/TxBytes, which the RTL does not keep
+    // per QP (docs/hdl.md, QpCounters: the TX path does not know a frame's sending QP).
+    assert_eq!(want.a_qp_counters[Counter::NaksReceived as usize], 1);
+    assert!(want.a_qp_counters[Counter::TxFrames as usize] > 0);
+    let mut want_qp = want.a_qp_counters;
+    want_qp[Counter::TxFrames as usize] = 0;
+    want_qp[Counter::TxBytes as usize] = 0;
+    assert_eq!(
+        got.a_qp_counters, want_qp,
+        "A's QP counters, RTL (left) vs model (TX counters zeroed)"
     );
 }

@@ -7,6 +7,8 @@
 //!  (reset:                                                                |     ^
 //!   zero every                                           Write2 (2nd CQ) <-+     |
 //!   table)                                               Event (QP event) -------+
+//!                                     (CREATE_QP, QUERY_QP_COUNTERS) Write2 --> Qc --+
+//!                                          (QUERY_QP_COUNTERS) Qc --> QDma --> Done
 //! ```
 //!
 //! - ReadA presents the entries named by argument word 0 (QP tables, MR, CQ); ReadB
@@ -15,7 +17,8 @@
 //!   receive CQ; ReadE captures it. Eval decides the status exactly as `model::cmd` does
 //!   (same checks, same order of precedence) and, on OK, writes every table in one cycle;
 //!   Write2 updates a second CQ's reference count; Event hands a QP event to the datapath.
-//!   A command takes 9 cycles (10-11 with a second CQ or an event) from `start` to `done`.
+//!   A command takes 9 cycles (10-11 with a second CQ or an event) from `start` to `done`;
+//!   CREATE_QP and QUERY_QP_COUNTERS more (the counters' operation, the DMA write).
 //! - After reset the engine writes zero to every entry (2^MA cycles, `busy` high), so a
 //!   reset device has no objects, as `Nic::new`.
 //! - `outs` are the result words: zero after every command but a successful QUERY_QP, as in
@@ -26,10 +29,18 @@
 //!   requester may schedule it), `QPEV_DESTROYED`.
 //! - CQ events (`m_cqev_*`, valid/ready, one per successful CREATE_CQ): the CQ's number,
 //!   ring and size for the completion engine, which keeps the CQ's indices.
-//! - QUERY_QP_COUNTERS is validated (BAD_INDEX, NOT_FOUND) and then answered `DMA_FAULT`
-//!   without any DMA: the per-QP counters and the DMA write path do not exist yet. This is
-//!   the one documented difference from the model, which writes the counters to host
-//!   memory.
+//! - Per-QP counters (`m_qc_*`, the [`QpCounters`](crate::qp_counters::QpCounters)
+//!   operation port): a successful CREATE_QP clears the QP's counters and a
+//!   QUERY_QP_COUNTERS that passed its checks (BAD_INDEX, NOT_FOUND) reads them, in state
+//!   Qc after Write2 (offer the operation, wait for its `s_qc_done`). Every `state` change
+//!   depends on registers only (Eval leaves `need_qc`): a condition on Eval's locals would
+//!   tie the state logic to the table writes' and Verilator would see a loop through the
+//!   datapath (UNOPTFLAT). QUERY_QP_COUNTERS
+//!   then writes the 128 bytes (`s_qc_cnt`, 16 little-endian u64 in `Counter` order) to
+//!   the IOVA of argument words 1-2 on the DMA write port (`m_wr_*`: the request, two
+//!   beats, then the status), state QDma; a refused write (`s_wr_status_err`) answers
+//!   `DMA_FAULT`, as the model does. The counters are those of the moment each is read
+//!   (`qp_counters` docs).
 //! - QP errors (`s_qperr_*`, valid/ready; the engine merges the responder's and the
 //!   requester's): in Idle, with no command to
 //!   start, the engine reads the QP's `qpc`/`qpa` (ErrRead, ErrCapture) and in ErrWrite
@@ -49,6 +60,7 @@
 
 use crate::ctx_tables::*;
 use crate::prelude::*;
+use crate::qp_counters::CNT_BITS;
 use rocenic_proto::abi::cmd::{qp_attr, CmdOpcode, CmdStatus};
 use rocenic_proto::abi::verbs::{access, QpState};
 
@@ -75,6 +87,8 @@ pub mod cmd_state {
     pub const ERR_READ: u64 = 11;
     pub const ERR_CAPTURE: u64 = 12;
     pub const ERR_WRITE: u64 = 13;
+    pub const QC: u64 = 14;
+    pub const QDMA: u64 = 15;
 }
 
 /// The argument words as the commands use them (`proto::abi::cmd` layouts). Bits no
@@ -92,7 +106,8 @@ pub struct CmdArgs {
     pub w7: Signal<Out, Bits<32>>,
     pub w9: Signal<Out, Bits<32>>,
     pub w10: Signal<Out, Bits<32>>,
-    /// Words 3:2, 5:4, 7:6, 9:8 and 8:7 as 64-bit values (low word first).
+    /// Words 2:1, 3:2, 5:4, 7:6, 9:8 and 8:7 as 64-bit values (low word first).
+    pub d12: Signal<Out, Bits<64>>,
     pub d23: Signal<Out, Bits<64>>,
     pub d45: Signal<Out, Bits<64>>,
     pub d67: Signal<Out, Bits<64>>,
@@ -113,7 +128,7 @@ pub struct CmdArgs {
 }
 
 /// (output, bit offset in `args`, width) of every [`CmdArgs`] output.
-const ARG_FIELDS: [(&str, usize, usize); 23] = [
+const ARG_FIELDS: [(&str, usize, usize); 24] = [
     ("w0", 0, 32),
     ("w1", 32, 32),
     ("w2", 64, 32),
@@ -123,6 +138,7 @@ const ARG_FIELDS: [(&str, usize, usize); 23] = [
     ("w7", 224, 32),
     ("w9", 288, 32),
     ("w10", 320, 32),
+    ("d12", 32, 64),
     ("d23", 64, 64),
     ("d45", 128, 64),
     ("d67", 192, 64),
@@ -151,6 +167,7 @@ impl Logic for CmdArgs {
         self.w7.next = a.get_bits::<32>(224);
         self.w9.next = a.get_bits::<32>(288);
         self.w10.next = a.get_bits::<32>(320);
+        self.d12.next = a.get_bits::<64>(32);
         self.d23.next = a.get_bits::<64>(64);
         self.d45.next = a.get_bits::<64>(128);
         self.d67.next = a.get_bits::<64>(192);
@@ -177,6 +194,7 @@ impl Logic for CmdArgs {
         self.w7.connect();
         self.w9.connect();
         self.w10.connect();
+        self.d12.connect();
         self.d23.connect();
         self.d45.connect();
         self.d67.connect();
@@ -324,6 +342,25 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub s_inv_key: Signal<In, Bits<32>>,
     pub s_inv_pdn: Signal<In, Bits<8>>,
     pub s_inv_ok: Signal<Out, Bit>,
+    /// The per-QP counters' operation port (`QpCounters::s_op_*`, `m_done`, `m_cnt`).
+    pub m_qc_valid: Signal<Out, Bit>,
+    pub m_qc_ready: Signal<In, Bit>,
+    pub m_qc_clear: Signal<Out, Bit>,
+    pub m_qc_qpn: Signal<Out, Bits<QA>>,
+    pub s_qc_done: Signal<In, Bit>,
+    pub s_qc_cnt: Signal<In, Bits<CNT_BITS>>,
+    /// QUERY_QP_COUNTERS's DMA write (a `DmaWriteMux` client: request, data, status).
+    pub m_wr_req_valid: Signal<Out, Bit>,
+    pub m_wr_req_ready: Signal<In, Bit>,
+    pub m_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_wr_req_len: Signal<Out, Bits<16>>,
+    pub m_wr_data_valid: Signal<Out, Bit>,
+    pub m_wr_data_ready: Signal<In, Bit>,
+    pub m_wr_data: Signal<Out, Bits<512>>,
+    pub m_wr_data_keep: Signal<Out, Bits<64>>,
+    pub m_wr_data_last: Signal<Out, Bit>,
+    pub s_wr_status_valid: Signal<In, Bit>,
+    pub s_wr_status_err: Signal<In, Bit>,
 
     // --- the tables ---
     pd: RAM<PdEntry, 8>,
@@ -363,6 +400,23 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     err_ret: DFF<Bit>,
     /// The datapath request being served is an invalidate (else a QP error).
     dp_inv: DFF<Bit>,
+    /// After Write2: the counters' operation (CREATE_QP's clear, else QUERY_QP_COUNTERS's
+    /// read, `qc_read`); Qc: it was taken.
+    need_qc: DFF<Bit>,
+    qc_read: DFF<Bit>,
+    qc_sent: DFF<Bit>,
+    /// QDma: 0 request, 1 and 2 the beats, 3 the status; `qd_st` it came, `qd_err` refused.
+    qd: DFF<Bits<2>>,
+    qd_st: DFF<Bit>,
+    qd_err: DFF<Bit>,
+    qd0: Constant<Bits<2>>,
+    qd1: Constant<Bits<2>>,
+    qd2: Constant<Bits<2>>,
+    qd3: Constant<Bits<2>>,
+    qd_len: Constant<Bits<16>>,
+    keep_all: Constant<Bits<64>>,
+    st_qc: Constant<Bits<4>>,
+    st_qdma: Constant<Bits<4>>,
 
     // --- field access ---
     a: CmdArgs,
@@ -668,6 +722,23 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             s_inv_key: Default::default(),
             s_inv_pdn: Default::default(),
             s_inv_ok: Default::default(),
+            m_qc_valid: Default::default(),
+            m_qc_ready: Default::default(),
+            m_qc_clear: Default::default(),
+            m_qc_qpn: Default::default(),
+            s_qc_done: Default::default(),
+            s_qc_cnt: Default::default(),
+            m_wr_req_valid: Default::default(),
+            m_wr_req_ready: Default::default(),
+            m_wr_req_addr: Default::default(),
+            m_wr_req_len: Default::default(),
+            m_wr_data_valid: Default::default(),
+            m_wr_data_ready: Default::default(),
+            m_wr_data: Default::default(),
+            m_wr_data_keep: Default::default(),
+            m_wr_data_last: Default::default(),
+            s_wr_status_valid: Default::default(),
+            s_wr_status_err: Default::default(),
             pd: Default::default(),
             cq: Default::default(),
             mr: Default::default(),
@@ -698,6 +769,20 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             cq_ev: Default::default(),
             start_pend: Default::default(),
             err_ret: Default::default(),
+            need_qc: Default::default(),
+            qc_read: Default::default(),
+            qc_sent: Default::default(),
+            qd: Default::default(),
+            qd_st: Default::default(),
+            qd_err: Default::default(),
+            qd0: Constant::new(0u64.to_bits()),
+            qd1: Constant::new(1u64.to_bits()),
+            qd2: Constant::new(2u64.to_bits()),
+            qd3: Constant::new(3u64.to_bits()),
+            qd_len: Constant::new(128u64.to_bits()),
+            keep_all: Constant::new(u64::MAX.to_bits()),
+            st_qc: Constant::new(cmd_state::QC.into()),
+            st_qdma: Constant::new(cmd_state::QDMA.into()),
             dp_inv: Default::default(),
             a: Default::default(),
             pd_u: Default::default(),
@@ -920,7 +1005,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         dff_setup!(
             self, clock, state, clr, op, qpc_q, qpa_q, qpr_q, qps_q, mr_q, cqa_q, pd_q, cqs_q,
             cqr_q, pd_addr, cqs_addr, cqr_addr, status_r, outs_r, need_wr2, need_ev, ev_kind,
-            cq_ev, start_pend, err_ret, dp_inv
+            cq_ev, start_pend, err_ret, dp_inv, need_qc, qc_read, qc_sent, qd, qd_st, qd_err
         );
         clock!(self, clock, cq, mr, qpc, qpa, qpr, qps);
         self.pd.read_clock.next = self.clock.val();
@@ -1288,9 +1373,6 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         }
         if self.is_qp_cmd.val() {
             self.st.next = self.st_ok.val();
-            if self.is_qcnt.val() {
-                self.st.next = self.st_dma_fault.val();
-            }
             if self.is_mqp.val() {
                 if self.req_missing.val() | self.attr_bad.val() {
                     self.st.next = self.st_bad_param.val();
@@ -1418,6 +1500,25 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.m_cqev_cqn.next = self.a.w0.val().get_bits::<8>(0);
         self.m_cqev_iova64.next = self.a.d23.val().get_bits::<58>(6);
         self.m_cqev_log.next = self.a.w1.val().get_bits::<4>(0);
+        // The counters' operation and the DMA write: outputs from registers only, in
+        // statements of their own (the readies are consumed below), as a DmaWriteMux
+        // client must be.
+        self.m_qc_valid.next = (self.state.q.val() == self.st_qc.val()) & !self.qc_sent.q.val();
+        self.m_qc_clear.next = !self.qc_read.q.val();
+        self.m_qc_qpn.next = self.a.w0.val().get_bits::<QA>(0);
+        self.m_wr_req_valid.next =
+            (self.state.q.val() == self.st_qdma.val()) & (self.qd.q.val() == self.qd0.val());
+        self.m_wr_req_addr.next = self.a.d12.val();
+        self.m_wr_req_len.next = self.qd_len.val();
+        self.m_wr_data_valid.next = (self.state.q.val() == self.st_qdma.val())
+            & ((self.qd.q.val() == self.qd1.val()) | (self.qd.q.val() == self.qd2.val()));
+        self.m_wr_data_last.next = self.qd.q.val() == self.qd2.val();
+        self.m_wr_data_keep.next = self.keep_all.val();
+        if self.qd.q.val() == self.qd2.val() {
+            self.m_wr_data.next = self.s_qc_cnt.val().get_bits::<512>(512);
+        } else {
+            self.m_wr_data.next = self.s_qc_cnt.val().get_bits::<512>(0);
+        }
 
         if self.state.q.val() == self.st_clear.val() {
             // Zero every entry (smaller tables are written several times over).
@@ -1678,6 +1779,49 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 }
             }
             self.state.d.next = self.st_write2.val();
+            // The counters' operation follows Write2 (registers decide every `state`
+            // change: a condition on Eval's locals would tie the state register's logic
+            // to the table writes' and close a loop through the datapath in Verilator).
+            self.need_qc.d.next = self.ok.val() & (self.is_cqp.val() | self.is_qcnt.val());
+            self.qc_read.d.next = self.is_qcnt.val();
+        }
+        if self.state.q.val() == self.st_qc.val() {
+            if self.m_qc_ready.val() {
+                self.qc_sent.d.next = true;
+            }
+            if self.qc_sent.q.val() & self.s_qc_done.val() {
+                self.state.d.next = self.st_done_st.val();
+                if self.qc_read.q.val() {
+                    self.qd.d.next = self.qd0.val();
+                    self.qd_st.d.next = false;
+                    self.state.d.next = self.st_qdma.val();
+                }
+            }
+        }
+        if self.state.q.val() == self.st_qdma.val() {
+            if self.s_wr_status_valid.val() {
+                self.qd_st.d.next = true;
+                self.qd_err.d.next = self.s_wr_status_err.val();
+            }
+            if (self.qd.q.val() == self.qd0.val()) & self.m_wr_req_ready.val() {
+                self.qd.d.next = self.qd1.val();
+            }
+            if (self.qd.q.val() == self.qd1.val()) & self.m_wr_data_ready.val() {
+                self.qd.d.next = self.qd2.val();
+            }
+            if (self.qd.q.val() == self.qd2.val()) & self.m_wr_data_ready.val() {
+                self.qd.d.next = self.qd3.val();
+            }
+            if (self.qd.q.val() == self.qd3.val()) & self.qd_st.q.val() {
+                self.state.d.next = self.st_done_st.val();
+            }
+        }
+        if (self.state.q.val() == self.st_qdma.val())
+            & (self.qd.q.val() == self.qd3.val())
+            & self.qd_st.q.val()
+            & self.qd_err.q.val()
+        {
+            self.status_r.d.next = self.st_dma_fault.val();
         }
         if self.state.q.val() == self.st_write2.val() {
             if self.need_wr2.q.val() {
@@ -1691,6 +1835,10 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             self.state.d.next = self.st_done_st.val();
             if self.need_ev.q.val() {
                 self.state.d.next = self.st_event.val();
+            }
+            if self.need_qc.q.val() {
+                self.qc_sent.d.next = false;
+                self.state.d.next = self.st_qc.val();
             }
         }
         if self.state.q.val() == self.st_event.val() {

@@ -4,15 +4,18 @@
 //! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
 //! on `m_cq_db_*`), QP events
 //! (`m_qpev_*`) and a read port on every context table (`s_<table>_rd_*`/`m_<table>_rd_*`,
-//! see `ctx_tables`); what it takes: counter increments (`cnt_*`).
+//! see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`m_wr_*`); what it takes: counter
+//! increments (`cnt_*`) and the per-QP counter pulses (`s_qc_*`) for its
+//! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
 //!
 //! Its bench is differential: random command sequences and register accesses go to this
 //! block (RustHDL simulation) and to the behavioural model (`rocenic_model::Nic`), and
-//! every value read back must be equal.
+//! every value read back must be equal (QUERY_QP_COUNTERS's bytes too).
 
 use crate::cmd::CmdEngine;
 use crate::ctx_tables::*;
 use crate::prelude::*;
+use crate::qp_counters::QpCounters;
 use crate::regfile::{CtrlParams, RegFile};
 
 /// The control plane over `2^QA` QPs and `2^MA` MRs.
@@ -105,8 +108,38 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_inv_key: Signal<In, Bits<32>>,
     pub s_inv_pdn: Signal<In, Bits<8>>,
     pub s_inv_ok: Signal<Out, Bit>,
+    /// Per-QP counter events (`QpCounters::s_*`, the same names after `s_qc_`).
+    pub s_qc_resp_valid: Signal<In, Bit>,
+    pub s_qc_resp_qpn: Signal<In, Bits<QA>>,
+    pub s_qc_resp_dup: Signal<In, Bit>,
+    pub s_qc_resp_psn_seq: Signal<In, Bit>,
+    pub s_qc_resp_naks: Signal<In, Bit>,
+    pub s_qc_resp_rnr_naks: Signal<In, Bit>,
+    pub s_qc_resp_unknown_qp: Signal<In, Bit>,
+    pub s_qc_resp_dma_faults: Signal<In, Bit>,
+    pub s_qc_req_qpn: Signal<In, Bits<QA>>,
+    pub s_qc_req_dma_faults: Signal<In, Bit>,
+    pub s_qc_req_ack_timeouts: Signal<In, Bit>,
+    pub s_qc_rtx_valid: Signal<In, Bit>,
+    pub s_qc_rtx_qpn: Signal<In, Bits<QA>>,
+    pub s_qc_rx_valid: Signal<In, Bit>,
+    pub s_qc_rx_code: Signal<In, Bits<3>>,
+    pub s_qc_rx_qpn: Signal<In, Bits<QA>>,
+    /// QUERY_QP_COUNTERS's DMA write (`CmdEngine::m_wr_*`, `s_wr_status_*`).
+    pub m_wr_req_valid: Signal<Out, Bit>,
+    pub m_wr_req_ready: Signal<In, Bit>,
+    pub m_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_wr_req_len: Signal<Out, Bits<16>>,
+    pub m_wr_data_valid: Signal<Out, Bit>,
+    pub m_wr_data_ready: Signal<In, Bit>,
+    pub m_wr_data: Signal<Out, Bits<512>>,
+    pub m_wr_data_keep: Signal<Out, Bits<64>>,
+    pub m_wr_data_last: Signal<Out, Bit>,
+    pub s_wr_status_valid: Signal<In, Bit>,
+    pub s_wr_status_err: Signal<In, Bit>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
+    qc: QpCounters<QA>,
 }
 
 impl<const QA: usize, const MA: usize> Control<QA, MA> {
@@ -192,6 +225,34 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_inv_key: Default::default(),
             s_inv_pdn: Default::default(),
             s_inv_ok: Default::default(),
+            s_qc_resp_valid: Default::default(),
+            s_qc_resp_qpn: Default::default(),
+            s_qc_resp_dup: Default::default(),
+            s_qc_resp_psn_seq: Default::default(),
+            s_qc_resp_naks: Default::default(),
+            s_qc_resp_rnr_naks: Default::default(),
+            s_qc_resp_unknown_qp: Default::default(),
+            s_qc_resp_dma_faults: Default::default(),
+            s_qc_req_qpn: Default::default(),
+            s_qc_req_dma_faults: Default::default(),
+            s_qc_req_ack_timeouts: Default::default(),
+            s_qc_rtx_valid: Default::default(),
+            s_qc_rtx_qpn: Default::default(),
+            s_qc_rx_valid: Default::default(),
+            s_qc_rx_code: Default::default(),
+            s_qc_rx_qpn: Default::default(),
+            m_wr_req_valid: Default::default(),
+            m_wr_req_ready: Default::default(),
+            m_wr_req_addr: Default::default(),
+            m_wr_req_len: Default::default(),
+            m_wr_data_valid: Default::default(),
+            m_wr_data_ready: Default::default(),
+            m_wr_data: Default::default(),
+            m_wr_data_keep: Default::default(),
+            m_wr_data_last: Default::default(),
+            s_wr_status_valid: Default::default(),
+            s_wr_status_err: Default::default(),
+            qc: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -207,7 +268,7 @@ impl<const QA: usize, const MA: usize> Default for Control<QA, MA> {
 impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, cmd);
+        clock!(self, clock, regs, cmd, qc);
         self.regs.reset.next = self.reset.val();
         self.cmd.reset.next = self.reset.val();
         self.regs.reg_valid.next = self.reg_valid.val();
@@ -296,6 +357,40 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.s_inv_pdn.next = self.s_inv_pdn.val();
         self.s_inv_ready.next = self.cmd.s_inv_ready.val();
         self.s_inv_ok.next = self.cmd.s_inv_ok.val();
+        self.qc.s_resp_valid.next = self.s_qc_resp_valid.val();
+        self.qc.s_resp_qpn.next = self.s_qc_resp_qpn.val();
+        self.qc.s_resp_dup.next = self.s_qc_resp_dup.val();
+        self.qc.s_resp_psn_seq.next = self.s_qc_resp_psn_seq.val();
+        self.qc.s_resp_naks.next = self.s_qc_resp_naks.val();
+        self.qc.s_resp_rnr_naks.next = self.s_qc_resp_rnr_naks.val();
+        self.qc.s_resp_unknown_qp.next = self.s_qc_resp_unknown_qp.val();
+        self.qc.s_resp_dma_faults.next = self.s_qc_resp_dma_faults.val();
+        self.qc.s_req_qpn.next = self.s_qc_req_qpn.val();
+        self.qc.s_req_dma_faults.next = self.s_qc_req_dma_faults.val();
+        self.qc.s_req_ack_timeouts.next = self.s_qc_req_ack_timeouts.val();
+        self.qc.s_rtx_valid.next = self.s_qc_rtx_valid.val();
+        self.qc.s_rtx_qpn.next = self.s_qc_rtx_qpn.val();
+        self.qc.s_rx_valid.next = self.s_qc_rx_valid.val();
+        self.qc.s_rx_code.next = self.s_qc_rx_code.val();
+        self.qc.s_rx_qpn.next = self.s_qc_rx_qpn.val();
+        self.qc.reset.next = self.reset.val();
+        self.qc.s_op_valid.next = self.cmd.m_qc_valid.val();
+        self.qc.s_op_clear.next = self.cmd.m_qc_clear.val();
+        self.qc.s_op_qpn.next = self.cmd.m_qc_qpn.val();
+        self.cmd.m_qc_ready.next = self.qc.s_op_ready.val();
+        self.cmd.s_qc_done.next = self.qc.m_done.val();
+        self.cmd.s_qc_cnt.next = self.qc.m_cnt.val();
+        self.m_wr_req_valid.next = self.cmd.m_wr_req_valid.val();
+        self.m_wr_req_addr.next = self.cmd.m_wr_req_addr.val();
+        self.m_wr_req_len.next = self.cmd.m_wr_req_len.val();
+        self.m_wr_data_valid.next = self.cmd.m_wr_data_valid.val();
+        self.m_wr_data.next = self.cmd.m_wr_data.val();
+        self.m_wr_data_keep.next = self.cmd.m_wr_data_keep.val();
+        self.m_wr_data_last.next = self.cmd.m_wr_data_last.val();
+        self.cmd.m_wr_req_ready.next = self.m_wr_req_ready.val();
+        self.cmd.m_wr_data_ready.next = self.m_wr_data_ready.val();
+        self.cmd.s_wr_status_valid.next = self.s_wr_status_valid.val();
+        self.cmd.s_wr_status_err.next = self.s_wr_status_err.val();
     }
 }
 
@@ -327,7 +422,16 @@ pub(crate) mod driver {
         pub inc: u16,
         pub tx_bytes: u16,
         pub rx_bytes: u16,
+        /// DMA writes (QUERY_QP_COUNTERS) as they completed: (IOVA, bytes, refused).
+        pub dma_writes: Vec<(u64, Vec<u8>, bool)>,
+        /// The write whose beats are arriving; statuses due: (cycle, refused).
+        wr_cur: Option<(u64, Vec<u8>)>,
+        wr_status: std::collections::VecDeque<(u64, bool)>,
+        cycle: u64,
     }
+
+    /// IOVAs from here up are refused by the benches' host memory (RTL and model).
+    pub const FAULT_IOVA: u64 = 1 << 63;
 
     impl Rtl {
         /// A block after reset, its tables cleared (CMD_STATUS no longer busy).
@@ -342,6 +446,10 @@ pub(crate) mod driver {
                 inc: 0,
                 tx_bytes: 0,
                 rx_bytes: 0,
+                dma_writes: vec![],
+                wr_cur: None,
+                wr_status: Default::default(),
+                cycle: 0,
             };
             rtl.reset();
             rtl
@@ -370,6 +478,19 @@ pub(crate) mod driver {
             u.cnt_inc.next = u64::from(self.inc).into();
             u.cnt_tx_bytes.next = u64::from(self.tx_bytes).into();
             u.cnt_rx_bytes.next = u64::from(self.rx_bytes).into();
+            let wr_ready = self.rng.percent(self.ready_pct.max(20));
+            u.m_wr_req_ready.next = wr_ready && self.wr_cur.is_none();
+            u.m_wr_data_ready.next = wr_ready;
+            let st = self
+                .wr_status
+                .front()
+                .filter(|s| s.0 <= self.cycle)
+                .copied();
+            u.s_wr_status_valid.next = st.is_some();
+            u.s_wr_status_err.next = st.is_some_and(|s| s.1);
+            if st.is_some() {
+                self.wr_status.pop_front();
+            }
             self.bench.settle();
             let u = &self.bench.uut;
             if u.m_db_valid.val() && u.m_db_ready.val() {
@@ -390,7 +511,28 @@ pub(crate) mod driver {
                 self.events
                     .push((u.m_qpev_kind.val().to_u64(), u.m_qpev_qpn.val().to_u64()));
             }
+            if u.m_wr_req_valid.val() && u.m_wr_req_ready.val() {
+                assert_eq!(
+                    u.m_wr_req_len.val().to_u64(),
+                    128,
+                    "QUERY_QP_COUNTERS length"
+                );
+                self.wr_cur = Some((u.m_wr_req_addr.val().to_u64(), vec![]));
+            }
+            if u.m_wr_data_valid.val() && u.m_wr_data_ready.val() {
+                let (addr, mut bytes) = self.wr_cur.take().expect("data after a request");
+                assert_eq!(u.m_wr_data_keep.val().to_u64(), u64::MAX, "whole beats");
+                bytes.extend(crate::icrc::bytes_from_beat(&u.m_wr_data.val()));
+                if u.m_wr_data_last.val() {
+                    let refused = addr >= FAULT_IOVA;
+                    self.dma_writes.push((addr, bytes, refused));
+                    self.wr_status.push_back((self.cycle + 3, refused));
+                } else {
+                    self.wr_cur = Some((addr, bytes));
+                }
+            }
             self.bench.tick();
+            self.cycle += 1;
             self.inc = 0;
             self.tx_bytes = 0;
             self.rx_bytes = 0;
@@ -461,7 +603,7 @@ pub(crate) mod driver {
 
 #[cfg(test)]
 mod tests {
-    use super::driver::Rtl;
+    use super::driver::{Rtl, FAULT_IOVA};
     use crate::bench::Rng;
     use crate::cmd::{QPEV_ACTIVE, QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
     use crate::regfile::{DB_CQ, DB_RQ, DB_SQ};
@@ -480,9 +622,9 @@ mod tests {
     #[derive(Default)]
     struct Memory {
         writes: usize,
+        /// The bytes of the last write taken.
+        last: Vec<u8>,
     }
-
-    const FAULT_IOVA: u64 = 1 << 63;
 
     impl DmaPort for Memory {
         fn dma_read(&mut self, _now: u64, iova: u64, buf: &mut [u8]) -> Result<u64, DmaFault> {
@@ -505,6 +647,7 @@ mod tests {
                 });
             }
             self.writes += 1;
+            self.last = data.to_vec();
             Ok(0)
         }
     }
@@ -960,6 +1103,7 @@ mod tests {
         let mut statuses = BTreeMap::new();
         let mut want_db = vec![];
         let mut want_ev = vec![];
+        let mut qcnt_ok = 0;
         for i in 0..commands {
             // Register traffic: reads of anything, port configuration, doorbells.
             for _ in 0..rng.below(4) {
@@ -1006,15 +1150,23 @@ mod tests {
                 CmdOpcode::from(op),
                 &args[..14]
             );
+            assert_eq!(
+                CmdStatus::from(rs),
+                CmdStatus::from(ms),
+                "{what}: status RTL {rs:#x}, model {ms:#x}"
+            );
             if CmdOpcode::from(op) == CmdOpcode::QueryQpCounters && ms == u32::from(CmdStatus::Ok) {
-                // The one documented difference: the RTL has no per-QP counters to write.
-                assert_eq!(rs, u32::from(CmdStatus::DmaFault), "{what}");
-            } else {
+                // The counters written to host memory: the same 128 bytes (no traffic here:
+                // zero on both, even for a QP number used before, cleared at CREATE_QP).
+                let (addr, bytes, refused) = rtl.dma_writes.last().expect("a DMA write").clone();
                 assert_eq!(
-                    CmdStatus::from(rs),
-                    CmdStatus::from(ms),
-                    "{what}: status RTL {rs:#x}, model {ms:#x}"
+                    addr,
+                    u64::from(args[1]) | u64::from(args[2]) << 32,
+                    "{what}"
                 );
+                assert!(!refused, "{what}");
+                assert_eq!(bytes, model.mem.last, "{what}: the counters written");
+                qcnt_ok += 1;
             }
             assert_eq!(ro, mo, "{what}: result words");
             want_ev.extend(note(&mut sh, op, &args, ms));
@@ -1033,6 +1185,7 @@ mod tests {
             "seed {seed}: CQ doorbells, in write order"
         );
         assert_eq!(rtl.events, want_ev, "seed {seed}: QP events");
+        println!("seed {seed}: {qcnt_ok} QUERY_QP_COUNTERS written");
         // Every counter still equal (no traffic: zero on both) and the LO/HI pairs agree.
         for c in Counter::ALL {
             for off in [regs::counter_lo(c), regs::counter_hi(c)] {
@@ -1263,6 +1416,113 @@ mod directed {
             run(&mut rtl, CmdOpcode::CreatePd, PdArgs { pdn: 1 }.to_args()),
             u32::from(CmdStatus::InUse)
         );
+    }
+
+    /// QUERY_QP_COUNTERS writes the QP's counters (events from every source, others'
+    /// QPs left out) by DMA; a refused write answers DMA_FAULT; CREATE_QP starts from 0.
+    #[test]
+    fn cmd_query_qp_counters_writes_the_qps_counters_by_dma() {
+        use rocenic_proto::abi::cmd::QpCountersArgs;
+        let mut rtl = Rtl::new(13, 60);
+        assert_eq!(
+            run(&mut rtl, CmdOpcode::CreatePd, PdArgs { pdn: 1 }.to_args()),
+            0
+        );
+        let cq = CqArgs {
+            cqn: 3,
+            log_size: 6,
+            ring_iova: 0x1000,
+        };
+        assert_eq!(run(&mut rtl, CmdOpcode::CreateCq, cq.to_args()), 0);
+        let create = |qpn| CreateQpArgs {
+            qpn,
+            pdn: 1,
+            send_cqn: 3,
+            recv_cqn: 3,
+            sq_iova: 0x4000,
+            sq_log_size: 4,
+            rq_iova: 0x8000,
+            rq_log_size: 4,
+        };
+        for q in [5, 6] {
+            assert_eq!(run(&mut rtl, CmdOpcode::CreateQp, create(q).to_args()), 0);
+        }
+        // Events: per QP 5 from every source, some on QP 6, some not counted per QP.
+        let pulse = |rtl: &mut Rtl, f: &dyn Fn(&mut super::driver::Ctl)| {
+            f(&mut rtl.bench.uut);
+            rtl.step();
+            let u = &mut rtl.bench.uut;
+            u.s_qc_resp_valid.next = false;
+            u.s_qc_resp_dup.next = false;
+            u.s_qc_resp_naks.next = false;
+            u.s_qc_resp_dma_faults.next = false;
+            u.s_qc_req_dma_faults.next = false;
+            u.s_qc_req_ack_timeouts.next = false;
+            u.s_qc_rtx_valid.next = false;
+            u.s_qc_rx_valid.next = false;
+        };
+        for i in 0..10u64 {
+            pulse(&mut rtl, &|u| {
+                u.s_qc_resp_valid.next = true;
+                u.s_qc_resp_qpn.next = (5 + i % 2).into();
+                u.s_qc_resp_dup.next = true;
+                u.s_qc_resp_naks.next = i % 5 == 0;
+                u.s_qc_resp_dma_faults.next = i % 5 == 0;
+                u.s_qc_req_qpn.next = 5u64.into();
+                u.s_qc_req_ack_timeouts.next = true;
+                u.s_qc_rtx_valid.next = true;
+                u.s_qc_rtx_qpn.next = 5u64.into();
+                u.s_qc_rx_valid.next = i < 3;
+                u.s_qc_rx_qpn.next = 5u64.into();
+                u.s_qc_rx_code.next = crate::req_rx_check::CNT_DUP.into();
+            });
+        }
+        // Not per QP: the responder's pulse without its QP valid.
+        pulse(&mut rtl, &|u| {
+            u.s_qc_resp_qpn.next = 5u64.into();
+            u.s_qc_resp_dup.next = true;
+        });
+        let query = |rtl: &mut Rtl, qpn: u32, iova: u64| {
+            let st = run(
+                rtl,
+                CmdOpcode::QueryQpCounters,
+                QpCountersArgs { qpn, iova }.to_args(),
+            );
+            let w = rtl.dma_writes.last().expect("a DMA write").clone();
+            assert_eq!(w.0, iova);
+            let c: Vec<u64> =
+                w.1.chunks(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                    .collect();
+            (st, c)
+        };
+        let (st, c) = query(&mut rtl, 5, 0x9000);
+        assert_eq!(st, u32::from(CmdStatus::Ok));
+        let mut want = [0u64; Counter::COUNT];
+        want[Counter::Duplicates as usize] = 5 + 3;
+        want[Counter::NaksSent as usize] = 1;
+        want[Counter::DmaFaults as usize] = 1;
+        want[Counter::AckTimeouts as usize] = 10;
+        want[Counter::Retransmits as usize] = 10;
+        assert_eq!(c, want, "QP 5");
+        let (st, c) = query(&mut rtl, 6, 0xa000);
+        assert_eq!(st, u32::from(CmdStatus::Ok));
+        let mut want6 = [0u64; Counter::COUNT];
+        want6[Counter::Duplicates as usize] = 5;
+        want6[Counter::NaksSent as usize] = 1;
+        want6[Counter::DmaFaults as usize] = 1;
+        assert_eq!(c, want6, "QP 6");
+        // A refused write.
+        let (st, _) = query(&mut rtl, 5, super::driver::FAULT_IOVA + 0x40);
+        assert_eq!(st, u32::from(CmdStatus::DmaFault));
+        // Destroyed and created again: zero.
+        let mut qpn5 = [0u32; 16];
+        qpn5[0] = 5;
+        assert_eq!(run(&mut rtl, CmdOpcode::DestroyQp, qpn5), 0);
+        assert_eq!(run(&mut rtl, CmdOpcode::CreateQp, create(5).to_args()), 0);
+        let (st, c) = query(&mut rtl, 5, 0xb000);
+        assert_eq!(st, u32::from(CmdStatus::Ok));
+        assert_eq!(c, [0u64; Counter::COUNT], "QP 5 created again");
     }
 
     #[test]

@@ -27,7 +27,8 @@
 //!                        responder's decision order; then requests
 //!  DMA read  <-- rd_top(ReadResp, rd_mid(rd_sub(Responder RQ WQE fetch, AtomicUnit),
 //!                                        rd_req(Requester SQ WQE fetch, Segmenter payloads)))
-//!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit), wr_q(Completion CQEs, Requester))
+//!  DMA write <-- wr_b(wr_a(Responder payload, AtomicUnit),
+//!                     wr_q(wr_c(Completion CQEs, Control's QUERY_QP_COUNTERS), Requester))
 //! ```
 //!
 //! - the BAR0 register port into [`Control`] (register file, command engine, context
@@ -96,8 +97,11 @@
 //!   engine's refused CQE writes, and the requester's refused SQ and payload reads and
 //!   result writes); the requester's receive counters (`m_rx_cnt_code`) as the model's
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
-//!   `MalformedDrops`, `UnknownQpDrops` (globally; per-QP counters are not stored);
-//!   `Retransmits` and `AckTimeouts` from the requester's pulses.
+//!   `MalformedDrops`, `UnknownQpDrops`; `Retransmits` and `AckTimeouts` from the
+//!   requester's pulses. The pulses that name a QP also go to the per-QP counters
+//!   (`QpCounters`, in `Control`; not `TxFrames`/`TxBytes`: TxPath does not know a
+//!   frame's sending QP); QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the
+//!   completion engine's CQE writes (both into `wr_q`'s client 0 through register slices).
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
 //! verdict).
@@ -106,8 +110,7 @@
 //! path: no retransmission / go-back-N, no ACK timer (`QpTimers`), no RNR wait, so a lost
 //! response or an RNR / sequence-error NAK is not handled as the model does; its
 //! `m_sent_*` pulses and op-ring walk port are unused), the send queue's flush on an
-//! error, per-QP counters (the responder's `m_cnt_qp_*` and the
-//! requester's `m_cnt_qpn` are not stored). Responses leave in one global order (a QP's
+//! error, per-QP `TxFrames`/`TxBytes`. Responses leave in one global order (a QP's
 //! READ holds back later responses of every QP; `RspOrder`'s docs). Frames a MAC flags (`tuser`) and
 //! frames the RX buffer cannot hold are counted as `MalformedDrops` (the ABI has no
 //! counter of their own; docs/hdl.md).
@@ -288,6 +291,19 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     rw_data_cat: Cat<64, 512, 576>,
     wq_req_cat: Cat<64, 16, 80>,
     wq_data_cat: Cat<64, 512, 576>,
+    /// The completion engine (client 0) and the command engine's QUERY_QP_COUNTERS writes
+    /// (client 1, from `control`), into `wr_q`'s client 0 through register slices (two
+    /// cascaded muxes' handshakes would close a loop), statuses a cycle late.
+    wr_c: DmaWriteMux,
+    sk_wc_req: Skid<80>,
+    sk_wc_data: Skid<576>,
+    wc_req_cat: Cat<64, 16, 80>,
+    wc_data_cat: Cat<64, 512, 576>,
+    st_c_valid: DFF<Bit>,
+    st_c_err: DFF<Bit>,
+    unused_sk_wc_req_m_last: Signal<Local, Bit>,
+    unused_sk_wc_req_m_err: Signal<Local, Bit>,
+    unused_sk_wc_data_m_err: Signal<Local, Bit>,
     /// `wr_b`'s statuses for `wr_q`, a cycle late.
     st_q_valid: DFF<Bit>,
     st_q_err: DFF<Bit>,
@@ -344,14 +360,10 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
     /// The requester's per-QP receive counters (per-QP counters are not stored) and what
     /// its receive half does not use yet.
-    unused_req_m_rx_cnt_per_qp: Signal<Local, Bit>,
-    unused_req_m_rx_cnt_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_op_vendor: Signal<Local, Bits<8>>,
     unused_req_m_sent_valid: Signal<Local, Bit>,
     unused_req_m_sent_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_sent_psn: Signal<Local, Bits<24>>,
-    unused_req_m_cnt_qpn: Signal<Local, Bits<QA>>,
-    unused_req_m_cnt_rtx_qpn: Signal<Local, Bits<QA>>,
     unused_req_m_op_wr_id: Signal<Local, Bits<64>>,
     unused_req_m_op_signaled: Signal<Local, Bits<1>>,
     unused_req_m_op_wc_opcode: Signal<Local, Bits<3>>,
@@ -389,8 +401,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_rx_m_hdr_atomic_va: Signal<Local, Bits<64>>,
     unused_rx_m_hdr_atomic_rkey: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
-    unused_resp_m_cnt_qp_valid: Signal<Local, Bit>,
-    unused_resp_m_cnt_qpn: Signal<Local, Bits<QA>>,
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
     unused_rdr_tag: Signal<Local, Bits<8>>,
     unused_atom_tag: Signal<Local, Bits<8>>,
@@ -535,6 +545,16 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             wq_data_cat: Default::default(),
             st_q_valid: Default::default(),
             st_q_err: Default::default(),
+            wr_c: Default::default(),
+            sk_wc_req: Default::default(),
+            sk_wc_data: Default::default(),
+            wc_req_cat: Default::default(),
+            wc_data_cat: Default::default(),
+            st_c_valid: Default::default(),
+            st_c_err: Default::default(),
+            unused_sk_wc_req_m_last: Default::default(),
+            unused_sk_wc_req_m_err: Default::default(),
+            unused_sk_wc_data_m_err: Default::default(),
             unused_sk_rw_req_m_last: Default::default(),
             unused_sk_rw_req_m_err: Default::default(),
             unused_sk_rw_data_m_err: Default::default(),
@@ -561,8 +581,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rx_m_hdr_atomic_va: Default::default(),
             unused_rx_m_hdr_atomic_rkey: Default::default(),
             unused_rx_m_hdr_has_payload: Default::default(),
-            unused_resp_m_cnt_qp_valid: Default::default(),
-            unused_resp_m_cnt_qpn: Default::default(),
             unused_mr_m_res_err: Default::default(),
             unused_rdr_tag: Default::default(),
             unused_atom_tag: Default::default(),
@@ -606,14 +624,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             qe_busy: Default::default(),
             qe_sel: Default::default(),
             qe_now: Default::default(),
-            unused_req_m_rx_cnt_per_qp: Default::default(),
-            unused_req_m_rx_cnt_qpn: Default::default(),
             unused_req_m_op_vendor: Default::default(),
             unused_req_m_sent_valid: Default::default(),
             unused_req_m_sent_qpn: Default::default(),
             unused_req_m_sent_psn: Default::default(),
-            unused_req_m_cnt_qpn: Default::default(),
-            unused_req_m_cnt_rtx_qpn: Default::default(),
             unused_req_m_op_wr_id: Default::default(),
             unused_req_m_op_signaled: Default::default(),
             unused_req_m_op_wc_opcode: Default::default(),
@@ -658,6 +672,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             st_a_err,
             st_q_valid,
             st_q_err,
+            st_c_valid,
+            st_c_err,
             qpc_req_own,
             qpa_req_own,
             mr_req_own,
@@ -711,7 +727,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             sk_rw_req,
             sk_rw_data,
             sk_wq_req,
-            sk_wq_data
+            sk_wq_data,
+            wr_c,
+            sk_wc_req,
+            sk_wc_data
         );
         self.control.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
@@ -754,6 +773,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.sk_rw_data.reset.next = self.reset.val();
         self.sk_wq_req.reset.next = self.reset.val();
         self.sk_wq_data.reset.next = self.reset.val();
+        self.wr_c.reset.next = self.reset.val();
+        self.sk_wc_req.reset.next = self.reset.val();
+        self.sk_wc_data.reset.next = self.reset.val();
 
         // ---- BAR0 ----
         self.control.reg_valid.next = self.reg_valid.val();
@@ -1234,8 +1256,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_sk_rq_pay_m_err.next = self.sk_rq_pay.m_err.val();
         // The requester's sent pulses and op-ring walk port (for retransmission, not
         // built) and its per-QP receive counters are not used.
-        self.unused_req_m_rx_cnt_per_qp.next = self.req.m_rx_cnt_per_qp.val();
-        self.unused_req_m_rx_cnt_qpn.next = self.req.m_rx_cnt_qpn.val();
+        self.control.s_qc_rx_valid.next =
+            self.req.m_rx_cnt_valid.val() & self.req.m_rx_cnt_per_qp.val();
+        self.control.s_qc_rx_code.next = self.req.m_rx_cnt_code.val();
+        self.control.s_qc_rx_qpn.next = self.req.m_rx_cnt_qpn.val();
         self.unused_req_m_op_vendor.next = self.req.m_op_vendor.val();
         self.unused_req_m_sent_valid.next = self.req.m_sent_valid.val();
         self.unused_req_m_sent_qpn.next = self.req.m_sent_qpn.val();
@@ -1511,18 +1535,60 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.st_a_err.d.next = self.wr_b.m0_status_err.val();
         self.wr_a.s_status_valid.next = self.st_a_valid.q.val();
         self.wr_a.s_status_err.next = self.st_a_err.q.val();
-        // wr_q(completion engine, requester) -> (register slices) -> wr_b client 1
-        self.wr_q.s0_req_valid.next = self.cpl.m_wr_req_valid.val();
-        self.wr_q.s0_req_addr.next = self.cpl.m_wr_req_addr.val();
-        self.wr_q.s0_req_len.next = self.cpl.m_wr_req_len.val();
-        self.cpl.m_wr_req_ready.next = self.wr_q.s0_req_ready.val();
-        self.wr_q.s0_data_valid.next = self.cpl.m_wr_data_valid.val();
-        self.wr_q.s0_data.next = self.cpl.m_wr_data.val();
-        self.wr_q.s0_data_keep.next = self.cpl.m_wr_data_keep.val();
-        self.wr_q.s0_data_last.next = self.cpl.m_wr_data_last.val();
-        self.cpl.m_wr_data_ready.next = self.wr_q.s0_data_ready.val();
-        self.cpl.s_wr_status_valid.next = self.wr_q.m0_status_valid.val();
-        self.cpl.s_wr_status_err.next = self.wr_q.m0_status_err.val();
+        // wr_c(completion engine, command engine) -> (register slices) -> wr_q client 0
+        self.wr_c.s0_req_valid.next = self.cpl.m_wr_req_valid.val();
+        self.wr_c.s0_req_addr.next = self.cpl.m_wr_req_addr.val();
+        self.wr_c.s0_req_len.next = self.cpl.m_wr_req_len.val();
+        self.cpl.m_wr_req_ready.next = self.wr_c.s0_req_ready.val();
+        self.wr_c.s0_data_valid.next = self.cpl.m_wr_data_valid.val();
+        self.wr_c.s0_data.next = self.cpl.m_wr_data.val();
+        self.wr_c.s0_data_keep.next = self.cpl.m_wr_data_keep.val();
+        self.wr_c.s0_data_last.next = self.cpl.m_wr_data_last.val();
+        self.cpl.m_wr_data_ready.next = self.wr_c.s0_data_ready.val();
+        self.cpl.s_wr_status_valid.next = self.wr_c.m0_status_valid.val();
+        self.cpl.s_wr_status_err.next = self.wr_c.m0_status_err.val();
+        self.wr_c.s1_req_valid.next = self.control.m_wr_req_valid.val();
+        self.wr_c.s1_req_addr.next = self.control.m_wr_req_addr.val();
+        self.wr_c.s1_req_len.next = self.control.m_wr_req_len.val();
+        self.control.m_wr_req_ready.next = self.wr_c.s1_req_ready.val();
+        self.wr_c.s1_data_valid.next = self.control.m_wr_data_valid.val();
+        self.wr_c.s1_data.next = self.control.m_wr_data.val();
+        self.wr_c.s1_data_keep.next = self.control.m_wr_data_keep.val();
+        self.wr_c.s1_data_last.next = self.control.m_wr_data_last.val();
+        self.control.m_wr_data_ready.next = self.wr_c.s1_data_ready.val();
+        self.control.s_wr_status_valid.next = self.wr_c.m1_status_valid.val();
+        self.control.s_wr_status_err.next = self.wr_c.m1_status_err.val();
+        self.wc_req_cat.hi.next = self.wr_c.m_req_addr.val();
+        self.wc_req_cat.lo.next = self.wr_c.m_req_len.val();
+        self.sk_wc_req.s_valid.next = self.wr_c.m_req_valid.val();
+        self.sk_wc_req.s_data.next = self.wc_req_cat.y.val();
+        self.sk_wc_req.s_last.next = false;
+        self.sk_wc_req.s_err.next = false;
+        self.wr_c.m_req_ready.next = self.sk_wc_req.s_ready.val();
+        self.wr_q.s0_req_valid.next = self.sk_wc_req.m_valid.val();
+        self.wr_q.s0_req_addr.next = self.sk_wc_req.m_data.val().get_bits::<64>(16);
+        self.wr_q.s0_req_len.next = self.sk_wc_req.m_data.val().get_bits::<16>(0);
+        self.sk_wc_req.m_ready.next = self.wr_q.s0_req_ready.val();
+        self.unused_sk_wc_req_m_last.next = self.sk_wc_req.m_last.val();
+        self.unused_sk_wc_req_m_err.next = self.sk_wc_req.m_err.val();
+        self.wc_data_cat.hi.next = self.wr_c.m_data_keep.val();
+        self.wc_data_cat.lo.next = self.wr_c.m_data.val();
+        self.sk_wc_data.s_valid.next = self.wr_c.m_data_valid.val();
+        self.sk_wc_data.s_data.next = self.wc_data_cat.y.val();
+        self.sk_wc_data.s_last.next = self.wr_c.m_data_last.val();
+        self.sk_wc_data.s_err.next = false;
+        self.wr_c.m_data_ready.next = self.sk_wc_data.s_ready.val();
+        self.wr_q.s0_data_valid.next = self.sk_wc_data.m_valid.val();
+        self.wr_q.s0_data.next = self.sk_wc_data.m_data.val().get_bits::<512>(0);
+        self.wr_q.s0_data_keep.next = self.sk_wc_data.m_data.val().get_bits::<64>(512);
+        self.wr_q.s0_data_last.next = self.sk_wc_data.m_last.val();
+        self.sk_wc_data.m_ready.next = self.wr_q.s0_data_ready.val();
+        self.unused_sk_wc_data_m_err.next = self.sk_wc_data.m_err.val();
+        self.st_c_valid.d.next = self.wr_q.m0_status_valid.val();
+        self.st_c_err.d.next = self.wr_q.m0_status_err.val();
+        self.wr_c.s_status_valid.next = self.st_c_valid.q.val();
+        self.wr_c.s_status_err.next = self.st_c_err.q.val();
+        // wr_q(wr_c, requester) -> (register slices) -> wr_b client 1
         self.rw_req_cat.hi.next = self.req.m_dma_wr_req_addr.val();
         self.rw_req_cat.lo.next = self.req.m_dma_wr_req_len.val();
         self.sk_rw_req.s_valid.next = self.req.m_dma_wr_req_valid.val();
@@ -1621,12 +1687,21 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.incs.dma_faults.next = self.resp.m_cnt_dma_faults.val()
             | self.cpl.m_dma_fault.val()
             | self.req.m_cnt_dma_faults.val();
-        self.unused_req_m_cnt_qpn.next = self.req.m_cnt_qpn.val();
+        self.control.s_qc_req_qpn.next = self.req.m_cnt_qpn.val();
+        self.control.s_qc_req_dma_faults.next = self.req.m_cnt_dma_faults.val();
+        self.control.s_qc_req_ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();
         self.incs.retransmits.next = self.req.m_cnt_retransmits.val();
         self.incs.ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();
-        self.unused_req_m_cnt_rtx_qpn.next = self.req.m_cnt_rtx_qpn.val();
-        self.unused_resp_m_cnt_qp_valid.next = self.resp.m_cnt_qp_valid.val();
-        self.unused_resp_m_cnt_qpn.next = self.resp.m_cnt_qpn.val();
+        self.control.s_qc_rtx_valid.next = self.req.m_cnt_retransmits.val();
+        self.control.s_qc_rtx_qpn.next = self.req.m_cnt_rtx_qpn.val();
+        self.control.s_qc_resp_valid.next = self.resp.m_cnt_qp_valid.val();
+        self.control.s_qc_resp_qpn.next = self.resp.m_cnt_qpn.val();
+        self.control.s_qc_resp_dup.next = self.resp.m_cnt_duplicates.val();
+        self.control.s_qc_resp_psn_seq.next = self.resp.m_cnt_psn_seq_drops.val();
+        self.control.s_qc_resp_naks.next = self.resp.m_cnt_naks_sent.val();
+        self.control.s_qc_resp_rnr_naks.next = self.resp.m_cnt_rnr_naks_sent.val();
+        self.control.s_qc_resp_unknown_qp.next = self.resp.m_cnt_unknown_qp_drops.val();
+        self.control.s_qc_resp_dma_faults.next = self.resp.m_cnt_dma_faults.val();
         self.control.cnt_inc.next = self.incs.y.val();
         self.control.cnt_rx_bytes.next = self.rx.m_rx_bytes.val();
         self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();

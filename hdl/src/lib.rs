@@ -55,6 +55,8 @@
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`cqe_beat::CqeBeat`] lays a CQE out as one beat.
 //! - [`qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round robin.
+//! - [`qp_counters::QpCounters`]: the per-QP counters in block RAM (a read-modify-write
+//!   lane per source group), cleared and read for the command engine.
 //! - [`mr_check::MrCheck`]: key, PD, range and access -> IOVA or the reason, against the
 //!   MR table (the model's `Tables::translate`).
 //! - [`resp_check::RespCheck`]: the responder's decision on a request packet (PSN,
@@ -129,6 +131,7 @@ pub mod job_slice;
 pub mod leaves;
 pub mod masked_load;
 pub mod mr_check;
+pub mod qp_counters;
 pub mod qp_timers;
 pub mod read_resp;
 pub mod regfile;

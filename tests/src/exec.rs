@@ -34,6 +34,11 @@ pub struct Run {
     pub mem: [Vec<u8>; 2],
     /// Global device counters, indexed by `Counter`.
     pub counters: [[u64; Counter::COUNT]; 2],
+    /// Every QP's counters (QUERY_QP_COUNTERS) per (side, QP), read after the global ones.
+    pub qp_counters: BTreeMap<(Side, usize), [u64; Counter::COUNT]>,
+    /// Frames each link's log held (A->B, B->A) just before and just after the QP
+    /// counters were read: the frames a QP counted are those of a log prefix in between.
+    pub qp_counters_window: [(usize, usize); 2],
     /// DMA accesses each host's IOMMU refused.
     pub dma_faults: [Vec<DmaFaultRecord>; 2],
     /// Link A->B and B->A.
@@ -361,6 +366,23 @@ pub fn execute(pair: &mut Pair, plan: &Plan, exp: &Expected, opts: &ExecOpts) ->
                 run.qp_state.insert((side, q), a.qp_state);
             }
         }
+    }
+    let logged = |pair: &Pair, dir: usize| pair.logs[dir].borrow().frames.len();
+    for dir in 0..2 {
+        run.qp_counters_window[dir].0 = logged(pair, dir);
+    }
+    for side in Side::BOTH {
+        let e = &mut pair.ends[side.idx()];
+        for q in 0..plan.nqp {
+            let qp = e.qps[q];
+            // A refused query leaves the entry out (the differential reports it).
+            if let Ok(c) = e.ctx.query_qp_counters(qp) {
+                run.qp_counters.insert((side, q), c);
+            }
+        }
+    }
+    for dir in 0..2 {
+        run.qp_counters_window[dir].1 = logged(pair, dir);
     }
     for dir in 0..2 {
         let log = pair.logs[dir].borrow();

@@ -17,7 +17,14 @@
 //!   run's requests need only begin the other's (how many more the requester sent before
 //!   it saw the NAK is timing);
 //! - the completions of every queue (a flushed request's `byte_len` aside) and both hosts'
-//!   memory are equal.
+//!   memory are equal;
+//! - every QP's counters (QUERY_QP_COUNTERS at the end of the run) are equal, all but
+//!   `TxFrames`/`TxBytes`, which the RTL does not keep per QP, and B's `UnknownQpDrops`
+//!   after a NAK that ends the connection ([`qp_counter_differences`]).
+//!
+//! In every run, each side's per-QP counters sum to at most its global counters, and on
+//! the model side each QP's `TxFrames`/`TxBytes` are the frames and bytes that QP put on
+//! the wire (the harness logs them).
 //!
 //! Under seeded faults (loss, duplication, reordering, corruption, dropped ACKs, late
 //! receives), where timing decides what is retransmitted: both runs pass the reference
@@ -273,6 +280,112 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
         }
     }
     d.extend(result_differences(got, want));
+    d.extend(qp_counter_differences(got, want));
+    d
+}
+
+/// Where the per-QP counters of a fault-free `got` (the RTL run) and `want` (the model
+/// run) differ: every counter of every QP, but `TxFrames`/`TxBytes` (the RTL's TX path
+/// does not know a frame's sending QP, so it keeps them only globally: docs/hdl.md) and,
+/// where B's QP ended the connection with a NAK, B's `UnknownQpDrops` (the requests A
+/// sent after it are timing, as `differences` allows for the frames).
+fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
+    use rocenic_driver::Counter;
+    let mut d = Vec::new();
+    for side in Side::BOTH {
+        for q in 0..want.plan.nqp {
+            let (g, w) = (
+                got.run.qp_counters.get(&(side, q)),
+                want.run.qp_counters.get(&(side, q)),
+            );
+            let (Some(g), Some(w)) = (g, w) else {
+                d.push(format!(
+                    "{side:?}'s QP {q}: no QP counters (RTL run {}, model run {})",
+                    g.is_some(),
+                    w.is_some()
+                ));
+                continue;
+            };
+            // After a NAK that ends B's connection, how many more requests A sent (which
+            // B's QP in ERR drops as UnknownQpDrops) is timing, as for the frames.
+            let ended = side == Side::B && {
+                let b_qpn = |o: &Outcome| o.pair.ends[1].qps[q].qp_num;
+                ends_with_error(got, b_qpn(got)) || ends_with_error(want, b_qpn(want))
+            };
+            for c in Counter::ALL {
+                if matches!(c, Counter::TxFrames | Counter::TxBytes)
+                    || (ended && c == Counter::UnknownQpDrops)
+                {
+                    continue;
+                }
+                let (gv, wv) = (g[c as usize], w[c as usize]);
+                if gv != wv {
+                    d.push(format!(
+                        "{side:?}'s QP {q} counter {}: RTL {gv}, model {wv}",
+                        c.name()
+                    ));
+                }
+            }
+        }
+    }
+    d
+}
+
+/// What must hold of one run's per-QP counters (`who`: "RTL" or "model"): per counter,
+/// the QPs' sum is at most the global counter; with `tx`, each QP's `TxFrames`/`TxBytes`
+/// are the frames and bytes it sent, as the link logs show them (a log prefix between
+/// the lengths before and after the counters were read).
+fn qp_counter_invariants(o: &Outcome, who: &str, tx: bool) -> Vec<String> {
+    use rocenic_driver::Counter;
+    let mut d = Vec::new();
+    for side in Side::BOTH {
+        for c in Counter::ALL {
+            let sum: u64 = (0..o.plan.nqp)
+                .filter_map(|q| o.run.qp_counters.get(&(side, q)))
+                .map(|v| v[c as usize])
+                .sum();
+            let global = o.counter(side, c);
+            if sum > global {
+                d.push(format!(
+                    "{who} run: {side:?}'s QP counters {} sum to {sum}, more than the global {global}",
+                    c.name()
+                ));
+            }
+        }
+        if !tx {
+            continue;
+        }
+        let dir = side.idx();
+        let log = o.pair.logs[dir].borrow();
+        let (before, after) = o.run.qp_counters_window[dir];
+        let peer = &o.pair.ends[1 - dir];
+        for q in 0..o.plan.nqp {
+            let Some(v) = o.run.qp_counters.get(&(side, q)) else {
+                continue;
+            };
+            let to = peer.qps[q].qp_num;
+            let sent = |n: usize| {
+                log.frames[..n]
+                    .iter()
+                    .filter(|f| {
+                        f.get(ROCE_HEADERS_LEN - BTH_LEN..)
+                            .and_then(|b| BthPacket::new_checked(b).ok())
+                            .is_some_and(|b| b.dest_qp() == to)
+                    })
+                    .fold((0u64, 0u64), |(n, b), f| (n + 1, b + f.len() as u64))
+            };
+            let (lo, hi) = (sent(before), sent(after));
+            let (frames, bytes) = (v[Counter::TxFrames as usize], v[Counter::TxBytes as usize]);
+            if !(lo.0 <= frames && frames <= hi.0 && lo.1 <= bytes && bytes <= hi.1) {
+                d.push(format!(
+                    "{who} run: {side:?}'s QP {q} counted TxFrames {frames} TxBytes {bytes}, \
+                     but sent {} frames / {} bytes ({} / {} counting frames sent while the \
+                     counters were read)",
+                    lo.0, lo.1, hi.0, hi.1
+                ));
+            }
+        }
+    }
     d
 }
 
@@ -330,11 +443,13 @@ fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
         true => rtl_budget(want.run.cycles).max(FAULTED_RTL_BUDGET),
     };
     let got = run_on(case, nics, budget)?;
-    let differences = if !faulted {
+    let mut differences = if !faulted {
         differences(&got, &want)
     } else {
         faulted_differences(&got, &want)
     };
+    differences.extend(qp_counter_invariants(&got, "RTL", false));
+    differences.extend(qp_counter_invariants(&want, "model", true));
     let mut report = Vec::new();
     if !want.failures.is_empty() {
         report.push(format!(
