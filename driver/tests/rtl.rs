@@ -715,8 +715,8 @@ const SCENARIO_BUF: usize = 1 << 16;
 const SCENARIO_WAIT: u64 = 3_000_000;
 
 /// Node A (a model NIC, the requester) and node B (`b`, the responder under test) in one
-/// world ([`scenario_pair`]), each with a PD, two CQs, an RC QP and a 64 KiB MR (all access), connected at
-/// PMTU 1024 (A's first PSN 0xfffffe, B's 100): the world, A, B.
+/// world ([`scenario_pair`]), each with a PD, two CQs, an RC QP and a 64 KiB MR (all
+/// access), connected at PMTU 1024 (A's first PSN 0xfffffe, B's 100): the world, A, B.
 fn scenario_sides<D: rocenic_sim::Device + 'static>(b: D) -> (Rc<RefCell<World>>, RSide, RSide) {
     scenario_pair(Nic::new(NicConfig::default()), b)
 }

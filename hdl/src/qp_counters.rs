@@ -28,10 +28,11 @@
 //!   The sources decide one packet or response in several cycles (retransmitted records
 //!   come in bursts of at most a QP's 16-op ring), so an operation waits a few cycles; a
 //!   source that fired in every cycle forever would hold it back (a lane has no spare
-//!   read-modify-write cycle then), never lose an event. `s_op_ready` is high when no operation is in progress; `m_done`
-//!   pulses when every lane has done it, and `m_cnt` then holds a read's result (16
-//!   counters, `Counter` order, counter `c` in bits `64c..64c+63`: the 128 bytes of
-//!   QUERY_QP_COUNTERS in DMA beat order) until the next operation.
+//!   read-modify-write cycle then), never lose an event. `s_op_ready` is high when no
+//!   operation is in progress; `m_done` pulses when every lane has done it, and `m_cnt`
+//!   then holds a read's result (16 counters, `Counter` order, counter `c` in bits
+//!   `64c..64c+63`: the 128 bytes of QUERY_QP_COUNTERS in DMA beat order) until the next
+//!   operation.
 //! - **Not counted per QP here:** `TxFrames`/`TxBytes` (the TX path does not know the
 //!   sending QP of a frame: its records carry the destination QP only) and what the model
 //!   counts only globally (RX frames and bytes, ICRC and malformed frame drops, frames
