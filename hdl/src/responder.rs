@@ -104,28 +104,20 @@
 //! table is written by this block only, so its own doorbell / flush paths never see a
 //! stale copy (they read the table, which the last `qps` write updated).
 //!
-//! Two steps are folded for such a WRITE packet (inside the kept range, decided to
-//! execute with no NAK): its DMA write request is raised in the DECIDE cycle itself
-//! (`fast_wr`, the IOVA computed there), and when it needs no ACK, CQE or error its `qps`
-//! write is raised in the cycle of its write status, with what that cycle sets (ePSN,
-//! offset, progress, MSN; `fast_fin`), the next header taken in the same cycle when the
-//! write is.
-//!
 //! A middle packet of a long WRITE with its neighbours always ready
 //! (`a_middle_write_packet_takes_few_cycles`: write status one after the last beat):
-//! header 1 (with the previous packet's write status and `qps` write), DECIDE with the
-//! DMA write request 1, payload 4 beats (256 bytes): 6 cycles from one header to the next
-//! (13 when the contexts were read and the MR checked for every packet, 25 before the
-//! idle steps were removed), about what a 256-byte packet lasts on the wire (6 beats).
-//! The forwarded contexts serve any packet of the same QP; the kept range only WRITE
-//! packets (a SEND packet is still checked, 3 cycles, and finishes through the `qps`
-//! write step); packets of alternating QPs read the tables each time. The next header is
-//! still taken only once the current packet is done (its write status in, its `qps`
-//! written), so no decision is ever made on a result that may still fail. Not yet: the
-//! next packet's header and DECIDE overlapping the current payload and write status (a
-//! pipeline; a refused write, NAK Remote Operational and the QP to error, would have to
-//! cancel the decision made for the next packet and redo it), which a longer DMA write
-//! status latency than one cycle would need.
+//! header 1 (with the previous `qps` write), DECIDE 1, DMA write request 1, payload 4
+//! beats (256 bytes), status 1: 8 cycles from one header to the next (13 when the
+//! contexts were read and the MR checked for every packet, 25 before the idle steps were
+//! removed). A 256-byte packet lasts about 6 beats on the wire, so at PMTU 256 the
+//! responder still sets the rate (docs/performance.md). The forwarded contexts serve any
+//! packet of the same QP; the kept range only WRITE packets (a SEND packet is still
+//! checked, 3 cycles); packets of alternating QPs read the tables each time. The next
+//! header is still taken only once the current packet is done (its write status in, its
+//! `qps` written), so no decision is ever made on a result that may still fail. Not yet:
+//! the next packet's header and DECIDE overlapping the current payload and write status
+//! (a pipeline; a refused write, NAK Remote Operational and the QP to error, would have to
+//! cancel the decision made for the next packet and redo it).
 
 use crate::cat::Cat;
 use crate::ctx_tables::{
@@ -133,8 +125,8 @@ use crate::ctx_tables::{
 };
 use crate::prelude::*;
 use crate::resp_check::{
-    RespCheck, ACT_AHEAD, ACT_DROP, ACT_DUP, ACT_EXEC, ACT_INVALID, DUP_ACK, DUP_ATOMIC, DUP_READ,
-    KIND_READ, KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
+    RespCheck, ACT_AHEAD, ACT_DROP, ACT_DUP, ACT_INVALID, DUP_ACK, DUP_ATOMIC, DUP_READ, KIND_READ,
+    KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
 };
 use crate::zext::ZeroExt;
 use rocenic_proto::abi::verbs::{QpState, WcStatus};
@@ -574,7 +566,6 @@ pub struct Responder<const QA: usize> {
     k_act_dup: Constant<Bits<3>>,
     k_act_ahead: Constant<Bits<3>>,
     k_act_invalid: Constant<Bits<3>>,
-    k_act_exec: Constant<Bits<3>>,
     k_dup_ack: Constant<Bits<2>>,
     k_dup_read: Constant<Bits<2>>,
     k_dup_atomic: Constant<Bits<2>>,
@@ -658,9 +649,6 @@ pub struct Responder<const QA: usize> {
     idle_go: Signal<Local, Bit>,
     ctx_stale: Signal<Local, Bit>,
     fw_set: Signal<Local, Bit>,
-    fast_wr: Signal<Local, Bit>,
-    fast_fin: Signal<Local, Bit>,
-    fin_now: Signal<Local, Bit>,
     fw_hit: Signal<Local, Bit>,
     mc_hit: Signal<Local, Bit>,
 }
@@ -984,7 +972,6 @@ impl<const QA: usize> Default for Responder<QA> {
             k_act_dup: Constant::new(ACT_DUP.to_bits()),
             k_act_ahead: Constant::new(ACT_AHEAD.to_bits()),
             k_act_invalid: Constant::new(ACT_INVALID.to_bits()),
-            k_act_exec: Constant::new(ACT_EXEC.to_bits()),
             k_dup_ack: Constant::new(DUP_ACK.to_bits()),
             k_dup_read: Constant::new(DUP_READ.to_bits()),
             k_dup_atomic: Constant::new(DUP_ATOMIC.to_bits()),
@@ -1067,9 +1054,6 @@ impl<const QA: usize> Default for Responder<QA> {
             idle_go: Default::default(),
             ctx_stale: Default::default(),
             fw_set: Default::default(),
-            fast_wr: Default::default(),
-            fast_fin: Default::default(),
-            fin_now: Default::default(),
             fw_hit: Default::default(),
             mc_hit: Default::default(),
         }
@@ -1418,31 +1402,10 @@ impl<const QA: usize> Logic for Responder<QA> {
 
         // ---- IDLE (or the cycle a packet's context write is taken): an error report,
         // else a doorbell, else a request ----
-        // A WRITE packet with nothing to finish but its context write (no ACK, CQE or
-        // error): `qps` is written in the cycle of the write status, with what that cycle
-        // sets (WRITE_DONE's ePSN, offset, progress and MSN).
-        self.fast_fin.next = (self.state.q.val() == self.k_wr_status.val())
-            & self.s_dma_wr_status_valid.val()
-            & !self.s_dma_wr_status_err.val()
-            & (self.d_kind.q.val() != self.k_kind_send.val())
-            & !self.has_imm.q.val()
-            & !self.ack_req.q.val();
-        if self.fast_fin.val() {
-            self.m_qps_wr_valid.next = true;
-            self.qps_p.epsn.next = self.psn.q.val() + self.k_one24.val();
-            self.qps_p.msg_off.next = self.d_wr_end.q.val();
-            self.qps_p.prog.next = self.k_prog_write.val();
-            if self.d_last.q.val() {
-                self.qps_p.prog.next = self.k_prog_idle.val();
-                self.qps_p.msn.next = self.msn.q.val() + self.k_one24.val();
-            }
-        }
-        self.fin_now.next = self.fast_fin.val() & self.m_qps_wr_ready.val();
         self.idle_go.next = (self.state.q.val() == self.k_idle.val())
             | ((self.state.q.val() == self.k_f_wqps.val())
                 & self.m_qps_wr_ready.val()
-                & !self.pay_left.q.val())
-            | self.fin_now.val();
+                & !self.pay_left.q.val());
         // A table may be written in this cycle: a command from its start to its done, or
         // another write.
         self.cmd_run.d.next =
@@ -1451,9 +1414,8 @@ impl<const QA: usize> Logic for Responder<QA> {
         // The registers hold a packet's QP as its `qps` write leaves it (no error, nothing
         // written by the command engine since its header was taken): the next packet of
         // the same QP goes straight to DECIDE.
-        self.fw_set.next = (((self.state.q.val() == self.k_f_wqps.val())
-            & self.m_qps_wr_ready.val())
-            | self.fin_now.val())
+        self.fw_set.next = (self.state.q.val() == self.k_f_wqps.val())
+            & self.m_qps_wr_ready.val()
             & (self.mode.q.val() == self.k_mode_pkt.val())
             & !self.do_err.q.val()
             & self.present.q.val()
@@ -1474,23 +1436,6 @@ impl<const QA: usize> Logic for Responder<QA> {
             & (self.mc_key.q.val() == self.msg_key.q.val())
             & (self.mc_va.q.val() == self.msg_va.q.val())
             & (self.mc_len.q.val() == self.msg_len.q.val());
-        // Such a packet, a middle WRITE decided to execute with nothing to NAK: its DMA
-        // write is requested in the DECIDE cycle.
-        self.fast_wr.next = (self.state.q.val() == self.k_decide.val())
-            & (self.mode.q.val() == self.k_mode_pkt.val())
-            & self.present.q.val()
-            & self.qp_fits.val()
-            & (self.chk.m_action.val() == self.k_act_exec.val())
-            & (self.chk.m_kind.val() == self.k_kind_write.val())
-            & !self.chk.m_first.val()
-            & !self.chk.m_len_err.val()
-            & !self.chk.m_rnr.val()
-            & (self.pay_len.q.val() != self.k_zero16.val())
-            & self.mc_hit.val();
-        if self.fast_wr.val() {
-            self.m_dma_wr_req_valid.next = true;
-            self.m_dma_wr_req_addr.next = self.mc_iova.q.val() + self.off64.y.val();
-        }
         if self.idle_go.val() {
             self.state.d.next = self.k_idle.val();
             self.do_ack.d.next = false;
@@ -1981,9 +1926,6 @@ impl<const QA: usize> Logic for Responder<QA> {
                 // inside the range the message's first packet checked: no MR check
                 self.iova.d.next = self.mc_iova.q.val() + self.off64.y.val();
                 self.state.d.next = self.k_wr_req.val();
-                if self.fast_wr.val() & self.m_dma_wr_req_ready.val() {
-                    self.state.d.next = self.k_wr_data.val();
-                }
             } else {
                 self.mr_step.d.next = self.k_mr_wr_pkt.val();
                 self.mr_key.d.next = self.msg_key.q.val();
@@ -2011,16 +1953,13 @@ impl<const QA: usize> Logic for Responder<QA> {
             }
             self.syndrome.d.next = self.k_syn_ack.val();
             self.do_ack.d.next = self.ack_req.q.val();
-            // straight to the first finish step with something to do (no job, no error);
-            // with `qps` written in this cycle (fin_now) the next header is taken instead
-            if !self.fin_now.val() {
-                self.state.d.next = self.k_f_wqps.val();
-                if self.ack_req.q.val() {
-                    self.state.d.next = self.k_f_ack.val();
-                }
-                if self.d_last.q.val() & self.has_imm.q.val() {
-                    self.state.d.next = self.k_f_cqe.val();
-                }
+            // straight to the first finish step with something to do (no job, no error)
+            self.state.d.next = self.k_f_wqps.val();
+            if self.ack_req.q.val() {
+                self.state.d.next = self.k_f_ack.val();
+            }
+            if self.d_last.q.val() & self.has_imm.q.val() {
+                self.state.d.next = self.k_f_cqe.val();
             }
         }
 
@@ -2630,7 +2569,7 @@ mod tests {
     }
 
     /// The bound `a_middle_write_packet_takes_few_cycles` holds.
-    const MIDDLE_WRITE_CYCLES: usize = 7;
+    const MIDDLE_WRITE_CYCLES: usize = 9;
 
     /// A scripted conversation; each answer is what the model's `responder_rx` gives for the
     /// same packet and context (the rules in `model/src/responder.rs`).
