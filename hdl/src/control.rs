@@ -137,6 +137,11 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub m_wr_data_last: Signal<Out, Bit>,
     pub s_wr_status_valid: Signal<In, Bit>,
     pub s_wr_status_err: Signal<In, Bit>,
+    /// The command engine's `start` and `done` pulses and `busy` (clearing the tables),
+    /// for the responder, which keeps nothing it read while a command may write a table.
+    pub m_cmd_start: Signal<Out, Bit>,
+    pub m_cmd_done: Signal<Out, Bit>,
+    pub m_cmd_busy: Signal<Out, Bit>,
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
     qc: QpCounters<QA>,
@@ -253,6 +258,9 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_wr_status_valid: Default::default(),
             s_wr_status_err: Default::default(),
             qc: Default::default(),
+            m_cmd_start: Default::default(),
+            m_cmd_done: Default::default(),
+            m_cmd_busy: Default::default(),
             regs: RegFile::new(CtrlParams::new(QA, MA)),
             cmd: CmdEngine::new(),
         }
@@ -300,6 +308,9 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.args.next = self.regs.cmd_args.val();
         self.regs.cmd_busy.next = self.cmd.busy.val();
         self.regs.cmd_done.next = self.cmd.done.val();
+        self.m_cmd_start.next = self.regs.cmd_start.val();
+        self.m_cmd_done.next = self.cmd.done.val();
+        self.m_cmd_busy.next = self.cmd.busy.val();
         self.regs.cmd_status.next = self.cmd.status.val();
         self.regs.cmd_outs.next = self.cmd.outs.val();
         self.m_qpev_valid.next = self.cmd.m_qpev_valid.val();

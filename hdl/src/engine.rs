@@ -1141,6 +1141,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.s_inv_pdn.next = self.resp.m_inv_pdn.val();
         self.resp.m_inv_ready.next = self.control.s_inv_ready.val();
         self.resp.m_inv_ok.next = self.control.s_inv_ok.val();
+        // table writes: the responder keeps nothing read while one may happen
+        self.resp.s_cmd_start.next = self.control.m_cmd_start.val();
+        self.resp.s_cmd_done.next = self.control.m_cmd_done.val();
+        self.resp.s_tbl_wr.next = self.control.m_cmd_busy.val()
+            | self.control.s_qperr_ready.val()
+            | self.control.s_inv_ready.val();
 
         // ---- receive CQEs (first) and send CQEs -> completion engine ----
         // Completion takes a CQE in the cycle it is offered (ready depends on its state

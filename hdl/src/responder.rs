@@ -78,18 +78,46 @@
 //! One packet at a time, with no step that does nothing for it: the three context reads
 //! are requested together (2 cycles when each answers one cycle after), DECIDE makes a
 //! middle WRITE packet's length / RNR / MR-range choices in the same cycle, a successful
-//! payload write finishes a SEND or WRITE packet in the cycle of its status, finish steps with no CQE, ACK, job,
-//! error or payload left are skipped, and the next header is taken in the cycle the `qps`
-//! write is. A middle packet of a long WRITE with its neighbours always ready
-//! (`a_middle_write_packet_takes_few_cycles`: MR check answered two cycles after, write
-//! status one after the last beat): header 1, contexts 2, DECIDE 1, MR check 3, DMA write
-//! request 1, payload 4 beats (256 bytes), status 1, `qps` write 1 (with the next
-//! header): 13 cycles from one header to the next (25 when the contexts were read
-//! one after another and every step took a cycle of its own). A 256-byte packet lasts
-//! about 6 beats on the wire, so at small PMTUs the responder still sets the rate
-//! (docs/performance.md). Not yet: the next packet's header and context reads overlapping
-//! the current payload (a pipeline), and a one-QP context cache (it needs the command
-//! engine's table writes as an invalidation input).
+//! payload write finishes a SEND or WRITE packet in the cycle of its status, finish steps
+//! with no CQE, ACK, job, error or payload left are skipped, and the next header is taken
+//! in the cycle the `qps` write is. Two things are kept from earlier reads:
+//!
+//! - **The QP's contexts.** After a packet's `qps` write (no error, the QP present), the
+//!   registers hold its QP exactly as written: a next packet of the same QP (same
+//!   `dest_qp`) goes from its header straight to DECIDE, with the expected PSN, MSN and
+//!   message progress forwarded from the registers instead of read again. Any other
+//!   packet, a doorbell, a flush or a DMA failure report reads the tables (and drops what
+//!   is kept); so does a packet after an error (the flush and the command engine's
+//!   `qpa.state` write).
+//! - **A WRITE message's checked range.** The first packet's whole-range check (RETH VA,
+//!   rkey, length, not zero) leaves its IOVA; a packet of the same QP and message (key,
+//!   VA and length equal), which the length rule already keeps inside that range, needs
+//!   no MR check of its own: its IOVA is the range's plus the message offset (what
+//!   `MrCheck` would answer, the translation being linear). SEND packets (the receive's
+//!   `lkey`, checked packet by packet) are checked as before.
+//!
+//! Both are dropped, and nothing read while it happens is kept, when a table may change
+//! under them: from a command's `s_cmd_start` to its `s_cmd_done` (a command may write
+//! any table in between), and on `s_tbl_wr` (the tables cleared after reset, a QP error
+//! or an MR invalidation written by the command engine). A packet whose header was taken
+//! before such a write finishes as before but leaves nothing kept (`stale`). The `qps`
+//! table is written by this block only, so its own doorbell / flush paths never see a
+//! stale copy (they read the table, which the last `qps` write updated).
+//!
+//! A middle packet of a long WRITE with its neighbours always ready
+//! (`a_middle_write_packet_takes_few_cycles`: write status one after the last beat):
+//! header 1 (with the previous `qps` write), DECIDE 1, DMA write request 1, payload 4
+//! beats (256 bytes), status 1: 8 cycles from one header to the next (13 when the
+//! contexts were read and the MR checked for every packet, 25 before the idle steps were
+//! removed). A 256-byte packet lasts about 6 beats on the wire, so at PMTU 256 the
+//! responder still sets the rate (docs/performance.md). The forwarded contexts serve any
+//! packet of the same QP; the kept range only WRITE packets (a SEND packet is still
+//! checked, 3 cycles); packets of alternating QPs read the tables each time. The next
+//! header is still taken only once the current packet is done (its write status in, its
+//! `qps` written), so no decision is ever made on a result that may still fail. Not yet:
+//! the next packet's header and DECIDE overlapping the current payload and write status
+//! (a pipeline; a refused write, NAK Remote Operational and the QP to error, would have to
+//! cancel the decision made for the next packet and redo it).
 
 use crate::cat::Cat;
 use crate::ctx_tables::{
@@ -360,6 +388,14 @@ pub struct Responder<const QA: usize> {
     pub s_flush_ready: Signal<Out, Bit>,
     pub s_flush_qpn: Signal<In, Bits<QA>>,
 
+    /// The command engine's table writes, for what the responder keeps from earlier reads
+    /// (see "Throughput"): a command's `start` and `done` pulses (it may write any table
+    /// in between), and `s_tbl_wr`, high in any other cycle a table may be written (the
+    /// tables cleared after reset, a QP error or an MR invalidation written).
+    pub s_cmd_start: Signal<In, Bit>,
+    pub s_cmd_done: Signal<In, Bit>,
+    pub s_tbl_wr: Signal<In, Bit>,
+
     /// Counter pulses (one cycle each), global and, with `m_cnt_qp_valid`, for QP
     /// `m_cnt_qpn`.
     pub m_cnt_qp_valid: Signal<Out, Bit>,
@@ -471,6 +507,17 @@ pub struct Responder<const QA: usize> {
     got_c: DFF<Bit>,
     got_a: DFF<Bit>,
     got_s: DFF<Bit>,
+    // kept from earlier reads: the registers hold the last packet's QP (its contexts as
+    // written back), and the IOVA of a WRITE message's whole checked range
+    cmd_run: DFF<Bit>,
+    fw_valid: DFF<Bit>,
+    stale: DFF<Bit>,
+    mc_valid: DFF<Bit>,
+    mc_qpn: DFF<Bits<QA>>,
+    mc_key: DFF<Bits<32>>,
+    mc_va: DFF<Bits<64>>,
+    mc_len: DFF<Bits<32>>,
+    mc_iova: DFF<Bits<64>>,
 
     k_idle: Constant<Bits<5>>,
     k_rd: Constant<Bits<5>>,
@@ -600,6 +647,10 @@ pub struct Responder<const QA: usize> {
     after_ack: Signal<Local, Bits<5>>,
     after_cqe: Signal<Local, Bits<5>>,
     idle_go: Signal<Local, Bit>,
+    ctx_stale: Signal<Local, Bit>,
+    fw_set: Signal<Local, Bit>,
+    fw_hit: Signal<Local, Bit>,
+    mc_hit: Signal<Local, Bit>,
 }
 
 impl<const QA: usize> Default for Responder<QA> {
@@ -768,6 +819,9 @@ impl<const QA: usize> Default for Responder<QA> {
             m_cnt_rnr_naks_sent: Default::default(),
             m_cnt_unknown_qp_drops: Default::default(),
             m_cnt_dma_faults: Default::default(),
+            s_cmd_start: Default::default(),
+            s_cmd_done: Default::default(),
+            s_tbl_wr: Default::default(),
             chk: Default::default(),
             qpc_u: Default::default(),
             qpa_u: Default::default(),
@@ -862,6 +916,15 @@ impl<const QA: usize> Default for Responder<QA> {
             got_c: Default::default(),
             got_a: Default::default(),
             got_s: Default::default(),
+            cmd_run: Default::default(),
+            fw_valid: Default::default(),
+            stale: Default::default(),
+            mc_valid: Default::default(),
+            mc_qpn: Default::default(),
+            mc_key: Default::default(),
+            mc_va: Default::default(),
+            mc_len: Default::default(),
+            mc_iova: Default::default(),
             k_idle: Constant::new(S_IDLE.to_bits()),
             k_rd: Constant::new(S_RD.to_bits()),
             k_decide: Constant::new(S_DECIDE.to_bits()),
@@ -989,6 +1052,10 @@ impl<const QA: usize> Default for Responder<QA> {
             after_ack: Default::default(),
             after_cqe: Default::default(),
             idle_go: Default::default(),
+            ctx_stale: Default::default(),
+            fw_set: Default::default(),
+            fw_hit: Default::default(),
+            mc_hit: Default::default(),
         }
     }
 }
@@ -1080,6 +1147,15 @@ impl<const QA: usize> Logic for Responder<QA> {
             got_c,
             got_a,
             got_s,
+            cmd_run,
+            fw_valid,
+            stale,
+            mc_valid,
+            mc_qpn,
+            mc_key,
+            mc_va,
+            mc_len,
+            mc_iova,
             qpn
         );
 
@@ -1330,6 +1406,36 @@ impl<const QA: usize> Logic for Responder<QA> {
             | ((self.state.q.val() == self.k_f_wqps.val())
                 & self.m_qps_wr_ready.val()
                 & !self.pay_left.q.val());
+        // A table may be written in this cycle: a command from its start to its done, or
+        // another write.
+        self.cmd_run.d.next =
+            (self.cmd_run.q.val() | self.s_cmd_start.val()) & !self.s_cmd_done.val();
+        self.ctx_stale.next = self.s_cmd_start.val() | self.cmd_run.q.val() | self.s_tbl_wr.val();
+        // The registers hold a packet's QP as its `qps` write leaves it (no error, nothing
+        // written by the command engine since its header was taken): the next packet of
+        // the same QP goes straight to DECIDE.
+        self.fw_set.next = (self.state.q.val() == self.k_f_wqps.val())
+            & self.m_qps_wr_ready.val()
+            & (self.mode.q.val() == self.k_mode_pkt.val())
+            & !self.do_err.q.val()
+            & self.present.q.val()
+            & self.qp_fits.val()
+            & !self.stale.q.val()
+            & !self.ctx_stale.val();
+        if self.fw_set.val() {
+            self.fw_valid.d.next = true;
+        }
+        self.fw_hit.next = (self.fw_valid.q.val() | self.fw_set.val())
+            & !self.ctx_stale.val()
+            & (self.dest_qp.q.val() == self.s_hdr_dest_qp.val());
+        // A WRITE message's whole range was checked (same QP, key, VA, length, no table
+        // written since): a packet's IOVA is the range's plus the packet's offset.
+        self.mc_hit.next = self.mc_valid.q.val()
+            & !self.ctx_stale.val()
+            & (self.mc_qpn.q.val() == self.qpn.q.val())
+            & (self.mc_key.q.val() == self.msg_key.q.val())
+            & (self.mc_va.q.val() == self.msg_va.q.val())
+            & (self.mc_len.q.val() == self.msg_len.q.val());
         if self.idle_go.val() {
             self.state.d.next = self.k_idle.val();
             self.do_ack.d.next = false;
@@ -1346,6 +1452,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.got_s.d.next = false;
             if self.rerr_pend.q.val() {
                 self.rerr_pend.d.next = false;
+                self.fw_valid.d.next = false;
+                self.stale.d.next = false;
                 self.mode.d.next = self.k_mode_rerr.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.rerr_qpn.q.val();
@@ -1353,6 +1461,8 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.state.d.next = self.k_rd.val();
             } else if self.aerr_pend.q.val() {
                 self.aerr_pend.d.next = false;
+                self.fw_valid.d.next = false;
+                self.stale.d.next = false;
                 self.mode.d.next = self.k_mode_aerr.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.aerr_qpn.q.val();
@@ -1360,12 +1470,16 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.state.d.next = self.k_rd.val();
             } else if self.fl_pend.q.val() {
                 self.fl_pend.d.next = false;
+                self.fw_valid.d.next = false;
+                self.stale.d.next = false;
                 self.mode.d.next = self.k_mode_flush.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.fl_qpn.q.val();
                 self.state.d.next = self.k_rd.val();
             } else if self.s_rq_db_valid.val() {
                 self.s_rq_db_ready.next = true;
+                self.fw_valid.d.next = false;
+                self.stale.d.next = false;
                 self.mode.d.next = self.k_mode_db.val();
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.s_rq_db_qpn.val();
@@ -1393,7 +1507,12 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.has_atomic.d.next = self.s_hdr_has_atomic_eth.val();
                     self.has_imm.d.next = self.s_hdr_has_immdt.val();
                     self.has_ieth.d.next = self.s_hdr_has_ieth.val();
+                    self.fw_valid.d.next = false;
+                    self.stale.d.next = false;
                     self.state.d.next = self.k_rd.val();
+                    if self.fw_hit.val() {
+                        self.state.d.next = self.k_decide.val();
+                    }
                 }
             }
         }
@@ -1616,6 +1735,14 @@ impl<const QA: usize> Logic for Responder<QA> {
                 }
             } else if self.mr_step.q.val() == self.k_mr_wr_whole.val() {
                 if self.s_mr_res_ok.val() {
+                    self.mc_valid.d.next = !self.stale.q.val()
+                        & !self.ctx_stale.val()
+                        & (self.reth_len.q.val() != self.k_zero32.val());
+                    self.mc_qpn.d.next = self.qpn.q.val();
+                    self.mc_key.d.next = self.reth_rkey.q.val();
+                    self.mc_va.d.next = self.reth_va.q.val();
+                    self.mc_len.d.next = self.reth_len.q.val();
+                    self.mc_iova.d.next = self.s_mr_res_iova.val();
                     self.msg_va.d.next = self.reth_va.q.val();
                     self.msg_key.d.next = self.reth_rkey.q.val();
                     self.msg_len.d.next = self.reth_len.q.val();
@@ -1795,6 +1922,10 @@ impl<const QA: usize> Logic for Responder<QA> {
                 if self.has_imm.q.val() {
                     self.state.d.next = self.k_rq_req.val();
                 }
+            } else if self.mc_hit.val() {
+                // inside the range the message's first packet checked: no MR check
+                self.iova.d.next = self.mc_iova.q.val() + self.off64.y.val();
+                self.state.d.next = self.k_wr_req.val();
             } else {
                 self.mr_step.d.next = self.k_mr_wr_pkt.val();
                 self.mr_key.d.next = self.msg_key.q.val();
@@ -1976,8 +2107,18 @@ impl<const QA: usize> Logic for Responder<QA> {
             }
         }
 
+        // ---- a table written: forget what was kept, and keep nothing read meanwhile ----
+        if self.ctx_stale.val() {
+            self.fw_valid.d.next = false;
+            self.mc_valid.d.next = false;
+            self.stale.d.next = true;
+        }
+
         if self.reset.val() {
             self.state.d.next = self.k_idle.val();
+            self.fw_valid.d.next = false;
+            self.mc_valid.d.next = false;
+            self.cmd_run.d.next = false;
             self.rerr_pend.d.next = false;
             self.aerr_pend.d.next = false;
         }
@@ -2042,6 +2183,9 @@ mod tests {
         qps: QpsEntry,
         tables: Tables,
         mem: BTreeMap<u64, u8>,
+        /// The contexts and MRs as the last run left them: a change the test makes
+        /// between runs is signalled on `s_tbl_wr` (the command engine's part).
+        seen: Option<(QpcEntry, QpaEntry, QpsEntry, String)>,
     }
 
     impl Env {
@@ -2106,6 +2250,7 @@ mod tests {
                 qps,
                 tables,
                 mem: BTreeMap::new(),
+                seen: None,
             }
         }
 
@@ -2147,8 +2292,21 @@ mod tests {
             let mut wr: Option<(u64, usize, usize)> = None;
             let mut status_due = false;
             let mut started = false;
+            let snap = |e: &Env| (e.qpc, e.qpa, e.qps, format!("{:?}", e.tables.mrs));
+            if self.seen != Some(snap(self)) {
+                // the test changed a table: one cycle of `s_tbl_wr` first
+                let u = &mut self.b.uut;
+                u.s_hdr_valid.next = false;
+                u.s_rq_db_valid.next = false;
+                u.s_payload_tvalid.next = false;
+                u.s_tbl_wr.next = true;
+                self.b.tick();
+            }
             for _ in 0..400 {
                 let u = &mut self.b.uut;
+                u.s_cmd_start.next = false;
+                u.s_cmd_done.next = false;
+                u.s_tbl_wr.next = false;
                 u.local_mac.next = 0x0200_0000_0001u64.into();
                 u.local_ip.next = 0x0a00_0001u64.into();
                 u.s_hdr_valid.next = hdr.is_some();
@@ -2340,6 +2498,7 @@ mod tests {
                 self.b.tick();
                 if was_started && idle && hdr.is_none() && db.is_none() {
                     assert!(beats.is_empty(), "payload consumed");
+                    self.seen = Some(snap(self));
                     return out;
                 }
             }
@@ -2410,7 +2569,7 @@ mod tests {
     }
 
     /// The bound `a_middle_write_packet_takes_few_cycles` holds.
-    const MIDDLE_WRITE_CYCLES: usize = 14;
+    const MIDDLE_WRITE_CYCLES: usize = 9;
 
     /// A scripted conversation; each answer is what the model's `responder_rx` gives for the
     /// same packet and context (the rules in `model/src/responder.rs`).

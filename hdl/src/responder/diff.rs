@@ -401,7 +401,13 @@ struct Rtl {
     rng: Rng,
     /// Percent of cycles a source is valid / a sink ready.
     pat: u32,
+    /// The tables as the last run left them: a change made between runs (the command
+    /// engine's part: a reconnection, MODIFY_QP to ERR) is signalled on `s_tbl_wr`.
+    seen: Option<Snapshot>,
 }
+
+/// The contexts and MRs, to notice a change.
+type Snapshot = (Vec<QpcEntry>, Vec<QpaEntry>, Vec<QpsEntry>, String);
 
 /// One request: its headers and payload.
 #[derive(Clone, Debug)]
@@ -413,6 +419,15 @@ struct Pkt {
 impl Rtl {
     fn maybe(&mut self) -> bool {
         self.rng.percent(self.pat)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        (
+            self.qpc.clone(),
+            self.qpa.clone(),
+            self.qps.clone(),
+            format!("{:?}", self.tables.mrs),
+        )
     }
 
     fn job_frame(&self, a: (u64, u64, u64, u64, u64), hdr: &Hdr, payload: &[u8]) -> Frame {
@@ -455,10 +470,28 @@ impl Rtl {
         let mut errs: VecDeque<(bool, u32, u32)> = VecDeque::new();
         let mut quiet = 0;
         let mut started = false;
+        if self.seen.as_ref() != Some(&self.snapshot()) {
+            // a table changed between runs: one cycle of `s_tbl_wr` first
+            let u = &mut self.b.uut;
+            u.s_hdr_valid.next = false;
+            u.s_rq_db_valid.next = false;
+            u.s_flush_valid.next = false;
+            u.s_read_err_valid.next = false;
+            u.s_atomic_err_valid.next = false;
+            u.s_payload_tvalid.next = false;
+            u.s_tbl_wr.next = true;
+            self.b.tick();
+        }
         for _ in 0..20_000 {
             let pv = self.maybe();
             let rdy: Vec<bool> = (0..14).map(|_| self.maybe()).collect();
             let u = &mut self.b.uut;
+            // the command engine's table writes: a QP error or an MR invalidation written
+            // in this cycle
+            u.s_cmd_start.next = false;
+            u.s_cmd_done.next = false;
+            u.s_tbl_wr.next =
+                (u.m_qp_err_valid.val() && rdy[12]) || (u.m_inv_valid.val() && rdy[13]);
             u.local_mac.next = u48(LOCAL_MAC).into();
             u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
             u.s_hdr_valid.next = hdr.is_some();
@@ -850,6 +883,7 @@ impl Rtl {
             };
             if quiet == 3 {
                 assert!(beats.is_empty(), "payload consumed");
+                self.seen = Some(self.snapshot());
                 return out;
             }
         }
@@ -1168,6 +1202,7 @@ impl World {
             replay: BTreeMap::new(),
             rng: Rng::new(seed ^ 0x5555),
             pat,
+            seen: None,
         };
         let mut w = World {
             stats: Stats::default(),
