@@ -252,9 +252,9 @@ fn engine_sizes_keep_their_state_in_memories() {
 /// that synthesis trimmed a block whose outputs go nowhere. Either way, look, then update
 /// the record here and in the docs.
 const ENGINE_DEFAULT: EngineRecord = EngineRecord {
-    luts: 34_842,
-    ffs: 37_690,
-    bram36: 74.0,
+    luts: 38_273,
+    ffs: 40_850,
+    bram36: 88.0,
 };
 const ENGINE_LARGE: EngineRecord = EngineRecord {
     luts: 34_740,
