@@ -15,7 +15,7 @@ use rocenic_hdl::tx_arbiter::RECORD_FIELDS;
 use rocenic_hdl::Design;
 use rocenic_proto::wire::Opcode;
 
-/// The C++ bench: reads the records (20 hex fields each), the payload beats and per cycle
+/// The C++ bench: reads the records (21 hex fields each), the payload beats and per cycle
 /// (offer record, offer payload beat, MAC ready); holds what it offers until it transfers;
 /// prints every MAC beat as 16 hex words, keep, last, and `m_tx_frame m_tx_bytes`.
 fn bench_cpp() -> String {
