@@ -25,7 +25,9 @@
 //!   producer puts in the TX record, carried through `HdrBuild`'s pipeline beside the
 //!   length), so each QP counts the frames it put on the wire: requests and their
 //!   retransmissions, ACKs/NAKs, READ responses and atomic ACKs, as the model's
-//!   `send_one`. At most one frame a cycle (a one-beat ACK each cycle, back to back).
+//!   `send_one`. At most one frame a cycle (a one-beat ACK each cycle, back to back);
+//!   an operation takes the lane in a cycle no frame ends (any frame of two beats or
+//!   more leaves one).
 //! - **Operations wait for an idle cycle of each lane.** A clear (CREATE_QP) or a read
 //!   (QUERY_QP_COUNTERS) of a QP goes down every lane's pipeline as an operation, taken
 //!   in a cycle in which that lane's source has no event (events first: they cannot
