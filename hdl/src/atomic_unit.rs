@@ -27,8 +27,8 @@
 //! - `m_dma_rd_*`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
 //!   `m_dma_wr_*`: one 8-byte write (keep 0xff, last), then its status.
 //! - `m_pkt_*`: the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
-//!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, no payload (so this block
-//!   has no payload stream). Unused fields 0.
+//!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, `src_qp` the job's `qpn`,
+//!   no payload (so this block has no payload stream). Unused fields 0.
 //! - `m_err_valid` (pulse), `m_err_qpn`, `m_err_psn`: the read or write was refused: no
 //!   ACK, nothing cached, memory as the IOMMU left it; the responder NAKs Remote
 //!   Operational Error and errors the QP (the model's `exec_atomic` error path).
@@ -53,6 +53,7 @@ use crate::icrc::DATA_BITS;
 use crate::prelude::*;
 use crate::read_resp::{RecordPack, SYNDROME_ACK};
 use crate::tx_arbiter::RECORD_BITS;
+use crate::zext::ZeroExt;
 
 /// Atomics remembered per QP (the model's `REPLAY_DEPTH`; the bench checks they agree).
 /// The cache's slot and count widths are written for 16.
@@ -187,6 +188,8 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     cache_rd_addr: Cat<Q, 4, QS>,
     wr_beat: Cat<448, 64, DATA_BITS>,
     rec: RecordPack,
+    /// The QP as the record's `src_qp`.
+    src_qp: ZeroExt<Q, 24>,
 
     st_idle: Constant<Bits<4>>,
     st_rd_req: Constant<Bits<4>>,
@@ -329,6 +332,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             cache_rd_addr: Default::default(),
             wr_beat: Default::default(),
             rec: Default::default(),
+            src_qp: Default::default(),
             st_idle: k(IDLE),
             st_rd_req: k(RD_REQ),
             st_rd_data: k(RD_DATA),
@@ -606,6 +610,8 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         self.rec.msn.next = self.msn.q.val();
         self.rec.imm.next = self.zero32.val();
         self.rec.payload_len.next = self.zero16.val();
+        self.src_qp.x.next = self.qpn.q.val();
+        self.rec.src_qp.next = self.src_qp.y.val();
         self.m_pkt_data.next = self.rec.y.val();
 
         // ---- a refused read or write ----
@@ -702,6 +708,7 @@ mod tests {
                 msn: self.msn,
                 imm: 0,
                 payload: vec![],
+                src_qp: self.qpn,
             }
         }
     }

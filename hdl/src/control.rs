@@ -125,6 +125,9 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qc_rx_valid: Signal<In, Bit>,
     pub s_qc_rx_code: Signal<In, Bits<3>>,
     pub s_qc_rx_qpn: Signal<In, Bits<QA>>,
+    pub s_qc_tx_valid: Signal<In, Bit>,
+    pub s_qc_tx_qpn: Signal<In, Bits<QA>>,
+    pub s_qc_tx_bytes: Signal<In, Bits<16>>,
     /// QUERY_QP_COUNTERS's DMA write (`CmdEngine::m_wr_*`, `s_wr_status_*`).
     pub m_wr_req_valid: Signal<Out, Bit>,
     pub m_wr_req_ready: Signal<In, Bit>,
@@ -246,6 +249,9 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qc_rx_valid: Default::default(),
             s_qc_rx_code: Default::default(),
             s_qc_rx_qpn: Default::default(),
+            s_qc_tx_valid: Default::default(),
+            s_qc_tx_qpn: Default::default(),
+            s_qc_tx_bytes: Default::default(),
             m_wr_req_valid: Default::default(),
             m_wr_req_ready: Default::default(),
             m_wr_req_addr: Default::default(),
@@ -384,6 +390,9 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.qc.s_rx_valid.next = self.s_qc_rx_valid.val();
         self.qc.s_rx_code.next = self.s_qc_rx_code.val();
         self.qc.s_rx_qpn.next = self.s_qc_rx_qpn.val();
+        self.qc.s_tx_valid.next = self.s_qc_tx_valid.val();
+        self.qc.s_tx_qpn.next = self.s_qc_tx_qpn.val();
+        self.qc.s_tx_bytes.next = self.s_qc_tx_bytes.val();
         self.qc.reset.next = self.reset.val();
         self.qc.s_op_valid.next = self.cmd.m_qc_valid.val();
         self.qc.s_op_clear.next = self.cmd.m_qc_clear.val();
@@ -1471,6 +1480,7 @@ mod directed {
             u.s_qc_req_ack_timeouts.next = false;
             u.s_qc_rtx_valid.next = false;
             u.s_qc_rx_valid.next = false;
+            u.s_qc_tx_valid.next = false;
         };
         for i in 0..10u64 {
             pulse(&mut rtl, &|u| {
@@ -1486,6 +1496,9 @@ mod directed {
                 u.s_qc_rx_valid.next = i < 3;
                 u.s_qc_rx_qpn.next = 5u64.into();
                 u.s_qc_rx_code.next = crate::req_rx_check::CNT_DUP.into();
+                u.s_qc_tx_valid.next = i != 4;
+                u.s_qc_tx_qpn.next = (6 - i % 2).into();
+                u.s_qc_tx_bytes.next = (62 + 100 * i).into();
             });
         }
         // Not per QP: the responder's pulse without its QP valid.
@@ -1515,6 +1528,9 @@ mod directed {
         want[Counter::DmaFaults as usize] = 1;
         want[Counter::AckTimeouts as usize] = 10;
         want[Counter::Retransmits as usize] = 10;
+        // TX frames in the odd cycles: 162 + 362 + ... + 962.
+        want[Counter::TxFrames as usize] = 5;
+        want[Counter::TxBytes as usize] = 5 * 62 + 100 * (1 + 3 + 5 + 7 + 9);
         assert_eq!(c, want, "QP 5");
         let (st, c) = query(&mut rtl, 6, 0xa000);
         assert_eq!(st, u32::from(CmdStatus::Ok));
@@ -1522,6 +1538,9 @@ mod directed {
         want6[Counter::Duplicates as usize] = 5;
         want6[Counter::NaksSent as usize] = 1;
         want6[Counter::DmaFaults as usize] = 1;
+        // TX frames in the even cycles but 4: 62 + 262 + 662 + 862.
+        want6[Counter::TxFrames as usize] = 4;
+        want6[Counter::TxBytes as usize] = 4 * 62 + 100 * (2 + 6 + 8);
         assert_eq!(c, want6, "QP 6");
         // A refused write.
         let (st, _) = query(&mut rtl, 5, super::driver::FAULT_IOVA + 0x40);

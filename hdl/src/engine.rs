@@ -99,8 +99,8 @@
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
 //!   `MalformedDrops`, `UnknownQpDrops`; `Retransmits` and `AckTimeouts` from the
 //!   requester's pulses. The pulses that name a QP also go to the per-QP counters
-//!   (`QpCounters`, in `Control`; not `TxFrames`/`TxBytes`: TxPath does not know a
-//!   frame's sending QP); QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the
+//!   (`QpCounters`, in `Control`; `TxFrames`/`TxBytes` with TxPath's `m_tx_qpn`, the
+//!   sending QP every TX record carries as `src_qp`); QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the
 //!   completion engine's CQE writes (both into `wr_q`'s client 0 through register slices).
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
@@ -110,7 +110,7 @@
 //! path: no retransmission / go-back-N, no ACK timer (`QpTimers`), no RNR wait, so a lost
 //! response or an RNR / sequence-error NAK is not handled as the model does; its
 //! `m_sent_*` pulses and op-ring walk port are unused), the send queue's flush on an
-//! error, per-QP `TxFrames`/`TxBytes`. Responses leave in one global order (a QP's
+//! error. Responses leave in one global order (a QP's
 //! READ holds back later responses of every QP; `RspOrder`'s docs). Frames a MAC flags (`tuser`) and
 //! frames the RX buffer cannot hold are counted as `MalformedDrops` (the ABI has no
 //! counter of their own; docs/hdl.md).
@@ -354,6 +354,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// MAC errors and RX buffer overflows, counted as malformed.
     rx_other_drop: Signal<Local, Bit>,
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
+    /// The TX frame's QP is 24 bits; the per-QP counters take its low `QA`.
+    unused_tx_m_tx_qpn: Signal<Local, Bits<24>>,
     unused_ctl_m_cq_db_cqn: Signal<Local, Bits<16>>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
@@ -563,6 +565,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_sk_wq_data_m_err: Default::default(),
             rx_other_drop: Default::default(),
             unused_ctl_m_db_index: Default::default(),
+            unused_tx_m_tx_qpn: Default::default(),
             unused_ctl_m_cq_db_cqn: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
@@ -1711,6 +1714,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.cnt_inc.next = self.incs.y.val();
         self.control.cnt_rx_bytes.next = self.rx.m_rx_bytes.val();
         self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();
+        self.control.s_qc_tx_valid.next = self.tx.m_tx_frame.val();
+        self.control.s_qc_tx_qpn.next = self.tx.m_tx_qpn.val().get_bits::<QA>(0);
+        self.control.s_qc_tx_bytes.next = self.tx.m_tx_bytes.val();
+        self.unused_tx_m_tx_qpn.next = self.tx.m_tx_qpn.val();
 
         if self.reset.val() {
             self.rsp_pay.d.next = false;

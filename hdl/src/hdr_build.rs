@@ -26,7 +26,8 @@
 //!   AtomicETH), `orig` (64, AtomicAckETH), `syndrome` (8), `msn` (24) for AETH, `imm`
 //!   (32: ImmDt, or the R_Key of an IETH). `payload_len` (16): payload bytes; a payload
 //!   stream follows exactly when it is not 0 (header + payload + pad + ICRC at most 65535
-//!   bytes; the engine sends at most a 4096-byte PMTU).
+//!   bytes; the engine sends at most a 4096-byte PMTU). `src_qp` (24): the sending (local)
+//!   QP, not sent; it travels with the frame to `m_tx_qpn`.
 //! - Fixed fields, as the model sends them: IPv4 TOS 0, ident 0, DF, TTL 64, checksum
 //!   computed; UDP destination 4791, checksum 0; BTH M = 0, TVer 0, P_Key 0xFFFF,
 //!   FECN/BECN 0; pad count derived from the payload length, pad bytes zero.
@@ -37,7 +38,8 @@
 //!   counted from the record's length).
 //! - `m_axis_*`: the frames (512-bit, byte 0 in lane 0, `tkeep` all ones but on the last
 //!   beat). `m_tx_frame` pulses with a frame's last transfer, `m_tx_bytes` is then its
-//!   length (Counter::TxFrames, TxBytes). `m_err_icrc`: the ICRC engine disagreed with a
+//!   length and `m_tx_qpn` its record's `src_qp` (Counter::TxFrames, TxBytes, globally
+//!   and per QP). `m_err_icrc`: the ICRC engine disagreed with a
 //!   frame's length (never, unless this block is broken; benches assert it stays low).
 //! - Throughput: one beat per cycle; a zero-payload frame (an ACK) every cycle. Latency: a
 //!   record's first beat leaves 10 cycles after the record is taken (2 record stages, the
@@ -125,6 +127,8 @@ pub struct HdrBuild {
     pub s_pkt_msn: Signal<In, Bits<24>>,
     pub s_pkt_imm: Signal<In, Bits<32>>,
     pub s_pkt_payload_len: Signal<In, Bits<16>>,
+    /// The sending (local) QP: not sent, reported with the frame on `m_tx_qpn`.
+    pub s_pkt_src_qp: Signal<In, Bits<24>>,
 
     // --- payload stream ---
     pub s_pay_tdata: Signal<In, Bits<DATA_BITS>>,
@@ -144,6 +148,8 @@ pub struct HdrBuild {
     pub m_tx_frame: Signal<Out, Bit>,
     /// The frame's length in bytes (Ethernet header to ICRC), valid with `m_tx_frame`.
     pub m_tx_bytes: Signal<Out, Bits<16>>,
+    /// The frame's `src_qp` (its record's), valid with `m_tx_frame`.
+    pub m_tx_qpn: Signal<Out, Bits<24>>,
     /// A payload `tlast` on the wrong beat (pulse).
     pub m_err_payload: Signal<Out, Bit>,
     /// The ICRC engine reported a length error (pulse; never for frames built here).
@@ -216,6 +222,7 @@ pub struct HdrBuild {
     r1_total: DFF<Bits<16>>,
     r1_udp_len: DFF<Bits<16>>,
     r1_asum: DFF<Bits<16>>,
+    r1_src_qp: DFF<Bits<24>>,
 
     // --- R2: header bytes and the frame's counts ---
     load_r2: Signal<Local, Bit>,
@@ -233,6 +240,7 @@ pub struct HdrBuild {
     r2_flen: DFF<Bits<16>>,
     r2_dend: DFF<Bits<16>>,
     r2_np: DFF<Bits<16>>,
+    r2_src_qp: DFF<Bits<24>>,
 
     // --- assembler ---
     first: Signal<Local, Bit>,
@@ -279,6 +287,7 @@ pub struct HdrBuild {
     slo: [DFF<Bits<7>>; DELAY_STAGES],
     shi: [DFF<Bits<7>>; DELAY_STAGES],
     sflen: [DFF<Bits<16>>; DELAY_STAGES],
+    ssrc: [DFF<Bits<24>>; DELAY_STAGES],
 
     // --- output ---
     out_ok: Signal<Local, Bit>,
@@ -325,6 +334,7 @@ impl HdrBuild {
             s_pkt_msn: Default::default(),
             s_pkt_imm: Default::default(),
             s_pkt_payload_len: Default::default(),
+            s_pkt_src_qp: Default::default(),
             s_pay_tdata: Default::default(),
             s_pay_tlast: Default::default(),
             s_pay_tvalid: Default::default(),
@@ -336,6 +346,7 @@ impl HdrBuild {
             m_axis_tready: Default::default(),
             m_tx_frame: Default::default(),
             m_tx_bytes: Default::default(),
+            m_tx_qpn: Default::default(),
             m_err_payload: Default::default(),
             m_err_icrc: Default::default(),
             c0_16: k(0),
@@ -402,6 +413,7 @@ impl HdrBuild {
             r1_total: Default::default(),
             r1_udp_len: Default::default(),
             r1_asum: Default::default(),
+            r1_src_qp: Default::default(),
             load_r2: Default::default(),
             t1_s: Default::default(),
             t1: Default::default(),
@@ -417,6 +429,7 @@ impl HdrBuild {
             r2_flen: Default::default(),
             r2_dend: Default::default(),
             r2_np: Default::default(),
+            r2_src_qp: Default::default(),
             first: Default::default(),
             fleft_now: Default::default(),
             dleft_now: Default::default(),
@@ -457,6 +470,7 @@ impl HdrBuild {
             slo: Default::default(),
             shi: Default::default(),
             sflen: Default::default(),
+            ssrc: Default::default(),
             out_ok: Default::default(),
             out_take: Default::default(),
             insert: Default::default(),
@@ -501,6 +515,7 @@ impl Logic for HdrBuild {
             r1_total,
             r1_udp_len,
             r1_asum,
+            r1_src_qp,
             v2,
             r2_hdr,
             r2_shift,
@@ -510,6 +525,7 @@ impl Logic for HdrBuild {
             r2_flen,
             r2_dend,
             r2_np,
+            r2_src_qp,
             in_frame,
             at1,
             fleft,
@@ -531,6 +547,7 @@ impl Logic for HdrBuild {
             self.slo[i].clock.next = self.clock.val();
             self.shi[i].clock.next = self.clock.val();
             self.sflen[i].clock.next = self.clock.val();
+            self.ssrc[i].clock.next = self.clock.val();
             self.fifo[i].d.next = self.fifo[i].q.val();
             self.sv[i].d.next = self.sv[i].q.val();
             self.sd[i].d.next = self.sd[i].q.val();
@@ -539,6 +556,7 @@ impl Logic for HdrBuild {
             self.slo[i].d.next = self.slo[i].q.val();
             self.shi[i].d.next = self.shi[i].q.val();
             self.sflen[i].d.next = self.sflen[i].q.val();
+            self.ssrc[i].d.next = self.ssrc[i].q.val();
         }
         self.icrc.clock.next = self.clock.val();
         self.icrc.reset.next = self.reset.val();
@@ -566,6 +584,7 @@ impl Logic for HdrBuild {
         self.m_axis_tdata.next = self.insert.y.val();
         self.m_tx_frame.next = self.out_take.val() & self.slast[7].q.val();
         self.m_tx_bytes.next = self.sflen[7].q.val();
+        self.m_tx_qpn.next = self.ssrc[7].q.val();
 
         // ---- delay line: a stage moves when it is empty or the next one moves ----
         self.mv[7].next = !self.sv[7].q.val() | self.out_take.val();
@@ -581,6 +600,7 @@ impl Logic for HdrBuild {
                 self.slo[i].d.next = self.slo[i - 1].q.val();
                 self.shi[i].d.next = self.shi[i - 1].q.val();
                 self.sflen[i].d.next = self.sflen[i - 1].q.val();
+                self.ssrc[i].d.next = self.ssrc[i - 1].q.val();
             }
         }
 
@@ -686,6 +706,7 @@ impl Logic for HdrBuild {
             self.slo[0].d.next = self.lo_now.val();
             self.shi[0].d.next = self.hi_now.val();
             self.sflen[0].d.next = self.r2_flen.q.val();
+            self.ssrc[0].d.next = self.r2_src_qp.q.val();
         }
         self.m_err_payload.next = self.err_pay.q.val();
         self.err_pay.d.next = false;
@@ -755,6 +776,7 @@ impl Logic for HdrBuild {
             self.r2_flen.d.next = self.r1_flen.q.val();
             self.r2_dend.d.next = self.r1_dend.q.val();
             self.r2_np.d.next = self.r1_np.q.val();
+            self.r2_src_qp.d.next = self.r1_src_qp.q.val();
         }
 
         // ---- R1: take a record ----
@@ -826,6 +848,7 @@ impl Logic for HdrBuild {
             self.r1_total.d.next = self.flen_in.val() - self.c14_16.val();
             self.r1_udp_len.d.next = self.flen_in.val() - self.c34_16.val();
             self.r1_asum.d.next = self.sc.val();
+            self.r1_src_qp.d.next = self.s_pkt_src_qp.val();
         }
 
         // ---- synchronous reset ----
@@ -880,6 +903,8 @@ pub mod model {
         pub msn: u32,
         pub imm: u32,
         pub payload: Vec<u8>,
+        /// The sending QP (not on the wire).
+        pub src_qp: u32,
     }
 
     impl Record {
@@ -908,6 +933,7 @@ pub mod model {
                 msn: rng.below(1 << 24) as u32,
                 imm: rng.next_u64() as u32,
                 payload: rng.bytes(len),
+                src_qp: rng.below(1 << 24) as u32,
             }
         }
 
@@ -974,7 +1000,7 @@ pub mod model {
 
         /// The field values in the order of `tx_arbiter::RECORD_FIELDS` (wire order big
         /// endian, as the `s_pkt_*` ports take them).
-        pub fn fields(&self) -> [u64; 20] {
+        pub fn fields(&self) -> [u64; 21] {
             let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
             [
                 be(&self.dst_mac),
@@ -997,6 +1023,7 @@ pub mod model {
                 u64::from(self.msn),
                 u64::from(self.imm),
                 self.payload.len() as u64,
+                u64::from(self.src_qp),
             ]
         }
 
@@ -1023,6 +1050,7 @@ pub mod model {
             u.s_pkt_msn.next = u64::from(self.msn).into();
             u.s_pkt_imm.next = u64::from(self.imm).into();
             u.s_pkt_payload_len.next = (self.payload.len() as u64).into();
+            u.s_pkt_src_qp.next = u64::from(self.src_qp).into();
         }
     }
 }
@@ -1044,8 +1072,8 @@ mod tests {
         frames: Vec<Vec<u8>>,
         /// Cycle of every beat transfer.
         beat_at: Vec<u64>,
-        /// `m_tx_bytes` at each `m_tx_frame` pulse.
-        counted: Vec<u64>,
+        /// `m_tx_bytes` and `m_tx_qpn` at each `m_tx_frame` pulse.
+        counted: Vec<(u64, u64)>,
     }
 
     fn new_bench() -> Bench<HdrBuild> {
@@ -1123,7 +1151,8 @@ mod tests {
                     out.frames.push(std::mem::take(&mut partial));
                 }
                 if u.m_tx_frame.val() {
-                    out.counted.push(u.m_tx_bytes.val().to_u64());
+                    out.counted
+                        .push((u.m_tx_bytes.val().to_u64(), u.m_tx_qpn.val().to_u64()));
                 }
                 assert_eq!(u.m_tx_frame.val(), last, "m_tx_frame with tlast");
             } else {
@@ -1153,8 +1182,8 @@ mod tests {
             }
             assert_eq!(
                 out.counted[i],
-                want.len() as u64,
-                "{what}: m_tx_bytes of frame {i}"
+                (want.len() as u64, u64::from(r.src_qp)),
+                "{what}: m_tx_bytes and m_tx_qpn of frame {i}"
             );
         }
     }

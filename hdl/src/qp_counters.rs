@@ -6,6 +6,7 @@
 //!  requester pulses (QP, DMA fault / ACK timeout) --> 3   |  one RAM each: a row per QP,
 //!  requester retransmits (QP) ---------------------> 4   +- two 64-bit counters, a
 //!  requester receive counters (QP, code) ----------> 5-7 |  read-modify-write pipeline
+//!  TX frames (sending QP, bytes) -------------------> 8   |
 //!  s_op (clear / read a QP, from the command engine) ----+--> m_done, m_cnt (16 x u64)
 //! ```
 //!
@@ -17,7 +18,16 @@
 //!   pipeline: stage 0 reads the QP's row, stage 1 adds and writes it back. An event on
 //!   the QP written in the cycle before is forwarded from a register (the RAM returns the
 //!   old row for a read in the cycle of a write), so back-to-back events on one QP count.
-//!   A lane never refuses an event.
+//!   A lane never refuses an event. Counter `a` of a lane adds 1, counter `b` an amount:
+//!   1 in lanes 0-7, the frame's bytes in lane 8 (`TxFrames` in `a`, `TxBytes` in `b`).
+//! - **TX frames** come from `TxPath` as the last beat of a frame leaves (`m_tx_frame`),
+//!   with the frame's length and its sending QP (`m_tx_qpn`: the `src_qp` every record
+//!   producer puts in the TX record, carried through `HdrBuild`'s pipeline beside the
+//!   length), so each QP counts the frames it put on the wire: requests and their
+//!   retransmissions, ACKs/NAKs, READ responses and atomic ACKs, as the model's
+//!   `send_one`. At most one frame a cycle (a one-beat ACK each cycle, back to back);
+//!   an operation takes the lane in a cycle no frame ends (any frame of two beats or
+//!   more leaves one).
 //! - **Operations wait for an idle cycle of each lane.** A clear (CREATE_QP) or a read
 //!   (QUERY_QP_COUNTERS) of a QP goes down every lane's pipeline as an operation, taken
 //!   in a cycle in which that lane's source has no event (events first: they cannot
@@ -33,10 +43,9 @@
 //!   then holds a read's result (16 counters, `Counter` order, counter `c` in bits
 //!   `64c..64c+63`: the 128 bytes of QUERY_QP_COUNTERS in DMA beat order) until the next
 //!   operation.
-//! - **Not counted per QP here:** `TxFrames`/`TxBytes` (the TX path does not know the
-//!   sending QP of a frame: its records carry the destination QP only) and what the model
-//!   counts only globally (RX frames and bytes, ICRC and malformed frame drops, frames
-//!   for an unknown QP, refused CQE writes). A read answers 0 for those.
+//! - **Not counted per QP here:** what the model counts only globally (RX frames and
+//!   bytes, ICRC and malformed frame drops, frames for an unknown QP, refused CQE
+//!   writes). A read answers 0 for those.
 //!
 //! A read's lanes are read at different cycles (each at its first idle cycle), so a read
 //! while events of that QP arrive sees each counter at some moment between the
@@ -44,22 +53,27 @@
 
 use crate::cat::Cat;
 use crate::prelude::*;
+use crate::zext::ZeroExt;
 use rocenic_proto::abi::regs::Counter;
 
 /// Bits of `m_cnt`: the 16 counters of QUERY_QP_COUNTERS.
 pub const CNT_BITS: usize = 64 * Counter::COUNT;
 
 /// One lane: a RAM row of two 64-bit counters per QP and its read-modify-write pipeline
-/// (see the [module docs](self)).
+/// (see the [module docs](self)). Counter `a` counts events (+1); counter `b` adds an
+/// amount of `BW` bits (`s_ev_b_amt`: the lanes of +1 events tie it to 1 with `BW` = 1,
+/// the TX lane adds a frame's bytes).
 #[derive(LogicBlock)]
-pub struct CntLane<const QA: usize> {
+pub struct CntLane<const QA: usize, const BW: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// An event: counter `a` and/or `b` of QP `s_ev_qpn` + 1. Always taken.
+    /// An event: counter `a` of QP `s_ev_qpn` + 1 and/or counter `b` + `s_ev_b_amt`.
+    /// Always taken.
     pub s_ev_valid: Signal<In, Bit>,
     pub s_ev_qpn: Signal<In, Bits<QA>>,
     pub s_ev_a: Signal<In, Bit>,
     pub s_ev_b: Signal<In, Bit>,
+    pub s_ev_b_amt: Signal<In, Bits<BW>>,
     /// An operation: clear (`s_op_clear`) or read the QP's row; taken when no event is.
     pub s_op_valid: Signal<In, Bit>,
     pub s_op_ready: Signal<Out, Bit>,
@@ -79,6 +93,8 @@ pub struct CntLane<const QA: usize> {
     s1_qpn: DFF<Bits<QA>>,
     s1_a: DFF<Bit>,
     s1_b: DFF<Bit>,
+    s1_b_amt: DFF<Bits<BW>>,
+    amt64: ZeroExt<BW, 64>,
     /// The row written at the last clock edge (forwarded to a read of the same QP).
     w_valid: DFF<Bit>,
     w_qpn: DFF<Bits<QA>>,
@@ -93,9 +109,10 @@ pub struct CntLane<const QA: usize> {
     wr: Signal<Local, Bit>,
 }
 
-impl<const QA: usize> Default for CntLane<QA> {
+impl<const QA: usize, const BW: usize> Default for CntLane<QA, BW> {
     fn default() -> Self {
         assert!((1..=16).contains(&QA), "CntLane<{QA}>: 2 to 65536 QPs");
+        assert!((1..=32).contains(&BW), "CntLane: a 1- to 32-bit amount");
         CntLane {
             clock: Default::default(),
             reset: Default::default(),
@@ -103,6 +120,7 @@ impl<const QA: usize> Default for CntLane<QA> {
             s_ev_qpn: Default::default(),
             s_ev_a: Default::default(),
             s_ev_b: Default::default(),
+            s_ev_b_amt: Default::default(),
             s_op_valid: Default::default(),
             s_op_ready: Default::default(),
             s_op_clear: Default::default(),
@@ -118,6 +136,8 @@ impl<const QA: usize> Default for CntLane<QA> {
             s1_qpn: Default::default(),
             s1_a: Default::default(),
             s1_b: Default::default(),
+            s1_b_amt: Default::default(),
+            amt64: Default::default(),
             w_valid: Default::default(),
             w_qpn: Default::default(),
             w_a: Default::default(),
@@ -133,11 +153,12 @@ impl<const QA: usize> Default for CntLane<QA> {
     }
 }
 
-impl<const QA: usize> Logic for CntLane<QA> {
+impl<const QA: usize, const BW: usize> Logic for CntLane<QA, BW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, s1_valid, s1_op, s1_clear, s1_qpn, s1_a, s1_b, w_valid, w_qpn, w_a, w_b
+            self, clock, s1_valid, s1_op, s1_clear, s1_qpn, s1_a, s1_b, s1_b_amt, w_valid, w_qpn,
+            w_a, w_b
         );
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
@@ -149,6 +170,7 @@ impl<const QA: usize> Logic for CntLane<QA> {
         self.s1_clear.d.next = self.s_op_clear.val();
         self.s1_a.d.next = self.s_ev_valid.val() & self.s_ev_a.val();
         self.s1_b.d.next = self.s_ev_valid.val() & self.s_ev_b.val();
+        self.s1_b_amt.d.next = self.s_ev_b_amt.val();
         if self.s_ev_valid.val() {
             self.ram.read_address.next = self.s_ev_qpn.val();
             self.s1_qpn.d.next = self.s_ev_qpn.val();
@@ -170,8 +192,9 @@ impl<const QA: usize> Logic for CntLane<QA> {
         if self.s1_a.q.val() {
             self.new_a.next = self.base_a.val() + self.one64.val();
         }
+        self.amt64.x.next = self.s1_b_amt.q.val();
         if self.s1_b.q.val() {
-            self.new_b.next = self.base_b.val() + self.one64.val();
+            self.new_b.next = self.base_b.val() + self.amt64.y.val();
         }
         if self.s1_op.q.val() & self.s1_clear.q.val() {
             self.new_a.next = self.zero64.val();
@@ -217,11 +240,15 @@ pub struct CntSum {
     pub l6a: Signal<In, Bits<64>>,
     pub l6b: Signal<In, Bits<64>>,
     pub l7a: Signal<In, Bits<64>>,
+    pub l8a: Signal<In, Bits<64>>,
+    pub l8b: Signal<In, Bits<64>>,
     pub y: Signal<Out, Bits<CNT_BITS>>,
 }
 
 /// Which lane counters make each `Counter` (the lane map of [`QpCounters`]).
-const SUMS: [(Counter, &[&str]); 11] = [
+const SUMS: [(Counter, &[&str]); 13] = [
+    (Counter::TxFrames, &["l8a"]),
+    (Counter::TxBytes, &["l8b"]),
     (Counter::Retransmits, &["l4a"]),
     (Counter::MalformedDrops, &["l6b"]),
     (Counter::PsnSeqDrops, &["l0b"]),
@@ -252,6 +279,8 @@ impl CntSum {
             "l6a" => &self.l6a,
             "l6b" => &self.l6b,
             "l7a" => &self.l7a,
+            "l8a" => &self.l8a,
+            "l8b" => &self.l8b,
             _ => unreachable!("no input {name}"),
         };
         s.val().to_u64()
@@ -316,6 +345,11 @@ pub struct QpCounters<const QA: usize> {
     pub s_rx_valid: Signal<In, Bit>,
     pub s_rx_code: Signal<In, Bits<3>>,
     pub s_rx_qpn: Signal<In, Bits<QA>>,
+    /// The TX path's frames (`TxPath::m_tx_frame`, `m_tx_bytes`, `m_tx_qpn`): `TxFrames`
+    /// + 1 and `TxBytes` + `s_tx_bytes` of QP `s_tx_qpn`, when `s_tx_valid`.
+    pub s_tx_valid: Signal<In, Bit>,
+    pub s_tx_qpn: Signal<In, Bits<QA>>,
+    pub s_tx_bytes: Signal<In, Bits<16>>,
     /// Clear (CREATE_QP) or read (QUERY_QP_COUNTERS) a QP's counters.
     pub s_op_valid: Signal<In, Bit>,
     pub s_op_ready: Signal<Out, Bit>,
@@ -325,14 +359,15 @@ pub struct QpCounters<const QA: usize> {
     pub m_done: Signal<Out, Bit>,
     pub m_cnt: Signal<Out, Bits<CNT_BITS>>,
 
-    l0: CntLane<QA>,
-    l1: CntLane<QA>,
-    l2: CntLane<QA>,
-    l3: CntLane<QA>,
-    l4: CntLane<QA>,
-    l5: CntLane<QA>,
-    l6: CntLane<QA>,
-    l7: CntLane<QA>,
+    l0: CntLane<QA, 1>,
+    l1: CntLane<QA, 1>,
+    l2: CntLane<QA, 1>,
+    l3: CntLane<QA, 1>,
+    l4: CntLane<QA, 1>,
+    l5: CntLane<QA, 1>,
+    l6: CntLane<QA, 1>,
+    l7: CntLane<QA, 1>,
+    l8: CntLane<QA, 16>,
     sum: CntSum,
     busy: DFF<Bit>,
     fin: DFF<Bit>,
@@ -347,6 +382,7 @@ pub struct QpCounters<const QA: usize> {
     p5: DFF<Bit>,
     p6: DFF<Bit>,
     p7: DFF<Bit>,
+    p8: DFF<Bit>,
     /// The lanes' rows of the last read.
     r0a: DFF<Bits<64>>,
     r0b: DFF<Bits<64>>,
@@ -362,6 +398,10 @@ pub struct QpCounters<const QA: usize> {
     r6a: DFF<Bits<64>>,
     r6b: DFF<Bits<64>>,
     r7a: DFF<Bits<64>>,
+    r8a: DFF<Bits<64>>,
+    r8b: DFF<Bits<64>>,
+    /// The amount of the +1 lanes' counter `b`.
+    one1: Constant<Bits<1>>,
     k_nak: Constant<Bits<3>>,
     k_rnr: Constant<Bits<3>>,
     k_dup: Constant<Bits<3>>,
@@ -401,6 +441,9 @@ impl<const QA: usize> Default for QpCounters<QA> {
             s_rx_valid: Default::default(),
             s_rx_code: Default::default(),
             s_rx_qpn: Default::default(),
+            s_tx_valid: Default::default(),
+            s_tx_qpn: Default::default(),
+            s_tx_bytes: Default::default(),
             s_op_valid: Default::default(),
             s_op_ready: Default::default(),
             s_op_clear: Default::default(),
@@ -415,6 +458,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             l5: Default::default(),
             l6: Default::default(),
             l7: Default::default(),
+            l8: Default::default(),
             sum: Default::default(),
             busy: Default::default(),
             fin: Default::default(),
@@ -428,6 +472,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             p5: Default::default(),
             p6: Default::default(),
             p7: Default::default(),
+            p8: Default::default(),
             r0a: Default::default(),
             r0b: Default::default(),
             r1a: Default::default(),
@@ -442,6 +487,9 @@ impl<const QA: usize> Default for QpCounters<QA> {
             r6a: Default::default(),
             r6b: Default::default(),
             r7a: Default::default(),
+            r8a: Default::default(),
+            r8b: Default::default(),
+            one1: Constant::new(1u64.to_bits()),
             k_nak: k(CNT_NAK),
             k_rnr: k(CNT_RNR),
             k_dup: k(CNT_DUP),
@@ -462,10 +510,10 @@ impl<const QA: usize> Logic for QpCounters<QA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, busy, fin, op_clear, op_qpn, p0, p1, p2, p3, p4, p5, p6, p7, r0a, r0b,
-            r1a, r1b, r2a, r2b, r3a, r3b, r4a, r5a, r5b, r6a, r6b, r7a
+            self, clock, busy, fin, op_clear, op_qpn, p0, p1, p2, p3, p4, p5, p6, p7, p8, r0a, r0b,
+            r1a, r1b, r2a, r2b, r3a, r3b, r4a, r5a, r5b, r6a, r6b, r7a, r8a, r8b
         );
-        clock!(self, clock, l0, l1, l2, l3, l4, l5, l6, l7);
+        clock!(self, clock, l0, l1, l2, l3, l4, l5, l6, l7, l8);
         self.l0.reset.next = self.reset.val();
         self.l1.reset.next = self.reset.val();
         self.l2.reset.next = self.reset.val();
@@ -474,6 +522,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l5.reset.next = self.reset.val();
         self.l6.reset.next = self.reset.val();
         self.l7.reset.next = self.reset.val();
+        self.l8.reset.next = self.reset.val();
 
         // ---- events: lanes 0-2 the responder, 3 and 4 the requester, 5-7 its receive ----
         self.l0.s_ev_valid.next =
@@ -518,6 +567,20 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l7.s_ev_qpn.next = self.s_rx_qpn.val();
         self.l7.s_ev_a.next = true;
         self.l7.s_ev_b.next = false;
+        self.l0.s_ev_b_amt.next = self.one1.val();
+        self.l1.s_ev_b_amt.next = self.one1.val();
+        self.l2.s_ev_b_amt.next = self.one1.val();
+        self.l3.s_ev_b_amt.next = self.one1.val();
+        self.l4.s_ev_b_amt.next = self.one1.val();
+        self.l5.s_ev_b_amt.next = self.one1.val();
+        self.l6.s_ev_b_amt.next = self.one1.val();
+        self.l7.s_ev_b_amt.next = self.one1.val();
+        // Lane 8: a frame sent, +1 frame and + its bytes.
+        self.l8.s_ev_valid.next = self.s_tx_valid.val();
+        self.l8.s_ev_qpn.next = self.s_tx_qpn.val();
+        self.l8.s_ev_a.next = true;
+        self.l8.s_ev_b.next = true;
+        self.l8.s_ev_b_amt.next = self.s_tx_bytes.val();
 
         // ---- an operation: to every lane, each taking it in an idle cycle ----
         self.s_op_ready.next = !self.busy.q.val();
@@ -529,6 +592,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l5.s_op_valid.next = self.p5.q.val();
         self.l6.s_op_valid.next = self.p6.q.val();
         self.l7.s_op_valid.next = self.p7.q.val();
+        self.l8.s_op_valid.next = self.p8.q.val();
         self.l0.s_op_clear.next = self.op_clear.q.val();
         self.l1.s_op_clear.next = self.op_clear.q.val();
         self.l2.s_op_clear.next = self.op_clear.q.val();
@@ -537,6 +601,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l5.s_op_clear.next = self.op_clear.q.val();
         self.l6.s_op_clear.next = self.op_clear.q.val();
         self.l7.s_op_clear.next = self.op_clear.q.val();
+        self.l8.s_op_clear.next = self.op_clear.q.val();
         self.l0.s_op_qpn.next = self.op_qpn.q.val();
         self.l1.s_op_qpn.next = self.op_qpn.q.val();
         self.l2.s_op_qpn.next = self.op_qpn.q.val();
@@ -545,6 +610,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l5.s_op_qpn.next = self.op_qpn.q.val();
         self.l6.s_op_qpn.next = self.op_qpn.q.val();
         self.l7.s_op_qpn.next = self.op_qpn.q.val();
+        self.l8.s_op_qpn.next = self.op_qpn.q.val();
         if self.l0.s_op_ready.val() {
             self.p0.d.next = false;
         }
@@ -569,6 +635,9 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         if self.l7.s_op_ready.val() {
             self.p7.d.next = false;
         }
+        if self.l8.s_op_ready.val() {
+            self.p8.d.next = false;
+        }
         // (A new operation is taken only when none is pending: after the lanes' clears.)
         if self.s_op_valid.val() & !self.busy.q.val() {
             self.busy.d.next = true;
@@ -582,6 +651,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
             self.p5.d.next = true;
             self.p6.d.next = true;
             self.p7.d.next = true;
+            self.p8.d.next = true;
         }
         // The last lane's row arrives the cycle after it took the operation; done the
         // cycle after that, with every row latched.
@@ -594,7 +664,8 @@ impl<const QA: usize> Logic for QpCounters<QA> {
                 | self.p4.q.val()
                 | self.p5.q.val()
                 | self.p6.q.val()
-                | self.p7.q.val());
+                | self.p7.q.val()
+                | self.p8.q.val());
         self.m_done.next = self.fin.q.val();
         if self.fin.q.val() {
             self.busy.d.next = false;
@@ -631,6 +702,10 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         if self.l7.m_rd_valid.val() {
             self.r7a.d.next = self.l7.m_rd_a.val();
         }
+        if self.l8.m_rd_valid.val() {
+            self.r8a.d.next = self.l8.m_rd_a.val();
+            self.r8b.d.next = self.l8.m_rd_b.val();
+        }
         self.unused_l4b.next = self.l4.m_rd_b.val();
         self.unused_l7b.next = self.l7.m_rd_b.val();
         self.sum.l0a.next = self.r0a.q.val();
@@ -647,6 +722,8 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.sum.l6a.next = self.r6a.q.val();
         self.sum.l6b.next = self.r6b.q.val();
         self.sum.l7a.next = self.r7a.q.val();
+        self.sum.l8a.next = self.r8a.q.val();
+        self.sum.l8b.next = self.r8b.q.val();
         self.m_cnt.next = self.sum.y.val();
 
         if self.reset.val() {
@@ -660,6 +737,7 @@ impl<const QA: usize> Logic for QpCounters<QA> {
             self.p5.d.next = false;
             self.p6.d.next = false;
             self.p7.d.next = false;
+            self.p8.d.next = false;
         }
     }
 }
@@ -685,6 +763,8 @@ mod tests {
         rtx: Option<usize>,
         /// (qpn, code)
         rx: Option<(usize, u64)>,
+        /// A frame sent: (qpn, bytes)
+        tx: Option<(usize, u64)>,
     }
 
     const RESP_COUNTERS: [Counter; 6] = [
@@ -738,6 +818,9 @@ mod tests {
                     [rng.below(5) as usize];
                 e.rx = Some((qp(rng), code));
             }
+            if rng.percent(rate) {
+                e.tx = Some((qp(rng), 58 + rng.below(65536 - 58)));
+            }
             e
         }
 
@@ -761,6 +844,10 @@ mod tests {
             let (q, c) = self.rx.unwrap_or((3, CNT_NAK));
             u.s_rx_qpn.next = (q as u64).into();
             u.s_rx_code.next = c.into();
+            u.s_tx_valid.next = self.tx.is_some();
+            let (q, n) = self.tx.unwrap_or((4, 0xFFFF));
+            u.s_tx_qpn.next = (q as u64).into();
+            u.s_tx_bytes.next = n.into();
         }
 
         /// Adds the events to the expected counters.
@@ -779,6 +866,10 @@ mod tests {
             }
             if let Some((q, c)) = self.rx {
                 want[q][rx_counter(c) as usize] += 1;
+            }
+            if let Some((q, n)) = self.tx {
+                want[q][Counter::TxFrames as usize] += 1;
+                want[q][Counter::TxBytes as usize] += n;
             }
         }
     }
@@ -926,6 +1017,7 @@ mod tests {
             req: Some((5, true, true)),
             rtx: Some(5),
             rx: Some((5, CNT_DUP)),
+            tx: Some((5, 60_001)),
         };
         for _ in 0..37 {
             e.drive(&mut b.uut);
@@ -937,6 +1029,8 @@ mod tests {
         assert_eq!(got[Counter::Duplicates as usize], 74);
         assert_eq!(got[Counter::DmaFaults as usize], 74);
         assert_eq!(got[Counter::Retransmits as usize], 37);
+        assert_eq!(got[Counter::TxFrames as usize], 37);
+        assert_eq!(got[Counter::TxBytes as usize], 37 * 60_001);
         // Cleared at create: zero, and counting again from there.
         op(&mut b, true, 5, &mut want, Events::default);
         want[5] = [0; Counter::COUNT];
@@ -946,5 +1040,84 @@ mod tests {
         let (_, _, got) = op(&mut b, false, 5, &mut want, Events::default);
         assert_eq!(got, want[5]);
         assert_eq!(got[Counter::AckTimeouts as usize], 1);
+    }
+
+    /// The TX lane against plain sums: frames of one QP in every cycle, then of two QPs
+    /// interleaved cycle by cycle, then of random QPs every other cycle, with lengths from
+    /// a one-beat ACK to 65535 bytes; reads in between (each between its values at the
+    /// start and the end of the read) and an exact read of every QP at the end.
+    #[test]
+    fn qp_counters_tx_lane_sums_frames_and_bytes() {
+        let mut rng = Rng::new(0x7C);
+        let mut b = bench();
+        let mut want = [[0u64; Counter::COUNT]; QPS];
+        for q in 0..QPS {
+            op(&mut b, true, q, &mut want, Events::default);
+        }
+        // Plain sums, apart from `Events::count`.
+        let mut frames = [0u64; QPS];
+        let mut bytes = [0u64; QPS];
+        let mut sent = |b: &mut Bench<Uut>, q: Option<(usize, u64)>| {
+            let e = Events {
+                tx: q,
+                ..Events::default()
+            };
+            e.drive(&mut b.uut);
+            if let Some((q, n)) = q {
+                frames[q] += 1;
+                bytes[q] += n;
+            }
+            b.tick();
+        };
+        let len = |rng: &mut Rng| match rng.below(4) {
+            0 => 62,
+            1 => 0xFFFF,
+            _ => 58 + rng.below(9000),
+        };
+        for _ in 0..64 {
+            let n = len(&mut rng);
+            sent(&mut b, Some((3, n)));
+        }
+        for i in 0..64 {
+            let n = len(&mut rng);
+            sent(&mut b, Some(([1, 6][i % 2], n)));
+        }
+        for i in 0..128 {
+            let q = rng.below(QPS as u64) as usize;
+            let n = len(&mut rng);
+            sent(&mut b, (i % 2 == 0).then_some((q, n)));
+        }
+        sent(&mut b, None);
+        for q in 0..QPS {
+            let (_, _, got) = op(&mut b, false, q, &mut want, Events::default);
+            assert_eq!(got[Counter::TxFrames as usize], frames[q], "QP {q} frames");
+            assert_eq!(got[Counter::TxBytes as usize], bytes[q], "QP {q} bytes");
+            for c in Counter::ALL {
+                if !matches!(c, Counter::TxFrames | Counter::TxBytes) {
+                    assert_eq!(got[c as usize], 0, "QP {q} {}", c.name());
+                }
+            }
+        }
+        assert!(frames[3] >= 64 && frames[1] >= 32 && frames[6] >= 32);
+        assert!(bytes[3] > 1 << 16, "the sums carry past 16 bits");
+        // A read while QP 2 sends every cycle waits for a gap, then is exact as of then.
+        let before = (frames[2], bytes[2]);
+        let mut gaps = 0;
+        let (_, _, got) = op(&mut b, false, 2, &mut want, || {
+            gaps += 1;
+            Events {
+                tx: (gaps % 5 != 0).then_some((2, 100)),
+                ..Events::default()
+            }
+        });
+        let f = got[Counter::TxFrames as usize];
+        assert!(
+            f >= before.0 && f <= before.0 + gaps,
+            "read {f} after {before:?}"
+        );
+        assert_eq!(
+            got[Counter::TxBytes as usize],
+            before.1 + 100 * (f - before.0)
+        );
     }
 }

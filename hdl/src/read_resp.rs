@@ -15,10 +15,10 @@
 //!
 //! - `s_job_*` (valid/ready): the TX addressing of the responses (`dst_mac`, `src_mac`,
 //!   `src_ip`, `dst_ip`, `udp_sport`, as in [`RECORD_FIELDS`](crate::tx_arbiter::RECORD_FIELDS)),
-//!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits, only reported on errors), `psn`
-//!   (the request's PSN), `msn` (the MSN for the AETHs), `iova` (64, translated and checked
-//!   by `MrCheck`), `len` (32, `0..=2^31`), `pmtu` (3, the IB MTU code 1..=5 = 256..4096
-//!   bytes).
+//!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits: the records' `src_qp`, and
+//!   reported on errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
+//!   (64, translated and checked by `MrCheck`), `len` (32, `0..=2^31`), `pmtu` (3, the IB
+//!   MTU code 1..=5 = 256..4096 bytes).
 //! - `m_dma_rd_req_*`, `s_dma_rd_resp_*`: a DMA read client (docs/rtl-architecture.md:
 //!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
 //!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
@@ -27,7 +27,8 @@
 //!   record per response packet, the fields of `RECORD_FIELDS` ([`record_layout`]):
 //!   RDMA READ RESPONSE ONLY / FIRST / MIDDLE / LAST, PSN `psn + k` (24-bit wrap), AETH
 //!   (syndrome ACK with credit 0x1f, `msn`; sent on all but MIDDLE), `payload_len`
-//!   `min(pmtu, rest)`; a zero-length READ is one ONLY without payload. Unused fields 0.
+//!   `min(pmtu, rest)`, `src_qp` the job's `qpn`; a zero-length READ is one ONLY without
+//!   payload. Unused fields 0.
 //! - `m_pay_*` (`tdata`, `tlast`, valid/ready): the payload of each record with
 //!   `payload_len > 0`: the DMA response's beats passed through (`tlast` = the response's
 //!   `last`), as `TxPath`'s `s_rsp_pay_*` takes them.
@@ -56,13 +57,14 @@ use crate::cat::Cat;
 use crate::icrc::DATA_BITS;
 use crate::prelude::*;
 use crate::tx_arbiter::RECORD_BITS;
+use crate::zext::ZeroExt;
 
 crate::packed_layout!(
     /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, from bit 0 up).
     record_layout, RecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
     udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
     dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
-    payload_len: 16
+    payload_len: 16, src_qp: 24
 );
 
 crate::packed_layout!(
@@ -192,6 +194,8 @@ pub struct ReadResp<const Q: usize> {
     err_qpn: DFF<Bits<Q>>,
     err_psn: DFF<Bits<24>>,
     rec: RecordPack,
+    /// The head's QP as the record's `src_qp`.
+    src_qp: ZeroExt<Q, 24>,
 
     zero1: Constant<Bits<1>>,
     one1: Constant<Bits<1>>,
@@ -322,6 +326,7 @@ impl<const Q: usize> Default for ReadResp<Q> {
             err_qpn: Default::default(),
             err_psn: Default::default(),
             rec: Default::default(),
+            src_qp: Default::default(),
             zero1: k(0),
             one1: k(1),
             zero16: k(0),
@@ -623,6 +628,8 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.rec.msn.next = self.d.msn.val();
         self.rec.imm.next = self.zero32.val();
         self.rec.payload_len.next = self.d.plen.val();
+        self.src_qp.x.next = self.qpn_ram.read_data.val();
+        self.rec.src_qp.next = self.src_qp.y.val();
         self.m_pkt_data.next = self.rec.y.val();
 
         if self.reset.val() {
@@ -745,6 +752,7 @@ pub(crate) mod tests {
                         msn,
                         imm: 0,
                         payload: mem[at..at + p.len as usize].to_vec(),
+                        src_qp: self.qpn,
                     };
                     let dma =
                         (p.len > 0).then_some((self.iova + u64::from(p.offset), p.len as usize));
@@ -771,7 +779,7 @@ pub(crate) mod tests {
 
     /// A record read back from the packed bus, with its payload.
     pub(crate) fn unpack_record(x: &Bits<RECORD_BITS>, payload: Vec<u8>) -> Record {
-        let mut v = [0u64; 20];
+        let mut v = [0u64; 21];
         let mut at = 0;
         for (slot, (_, w)) in v.iter_mut().zip(RECORD_FIELDS) {
             *slot = (0..w).fold(0, |a, i| a | (u64::from(x.get_bit(at + i)) << i));
@@ -804,6 +812,7 @@ pub(crate) mod tests {
             msn: v[17] as u32,
             imm: v[18] as u32,
             payload,
+            src_qp: v[20] as u32,
         }
     }
 

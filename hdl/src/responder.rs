@@ -150,7 +150,7 @@ crate::packed_layout!(
     ack_record_layout, AckRecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
     udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
     dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
-    payload_len: 16
+    payload_len: 16, src_qp: 24
 );
 
 // FSM states.
@@ -302,7 +302,7 @@ pub struct Responder<const QA: usize> {
     /// layout, no payload).
     pub m_ack_pkt_valid: Signal<Out, Bit>,
     pub m_ack_pkt_ready: Signal<In, Bit>,
-    pub m_ack_pkt_data: Signal<Out, Bits<634>>,
+    pub m_ack_pkt_data: Signal<Out, Bits<{ ack_record_layout::BITS }>>,
 
     /// READ jobs for ReadResp.
     pub m_read_job_valid: Signal<Out, Bit>,
@@ -1224,6 +1224,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.rec.msn.next = self.msn.q.val();
         self.rec.imm.next = self.k_zero32.val();
         self.rec.payload_len.next = self.k_zero16.val();
+        self.rec.src_qp.next = self.qp24.y.val();
         self.m_ack_pkt_data.next = self.rec.y.val();
 
         // ---- widths and derived numbers ----
@@ -2459,7 +2460,9 @@ mod tests {
                     let (ma, mw) = field(&RECORD_FIELDS, "msn");
                     let (qa, qw) = field(&RECORD_FIELDS, "dest_qp");
                     let (oa, ow) = field(&RECORD_FIELDS, "opcode");
+                    let (la, lw) = field(&RECORD_FIELDS, "src_qp");
                     assert_eq!(get(&r, qa, qw), u64::from(DEST_QPN));
+                    assert_eq!(get(&r, la, lw), u64::from(QPN), "the sending QP");
                     assert_eq!(get(&r, oa, ow), 0x11);
                     out.acks
                         .push((get(&r, sa, sw), get(&r, pa, pw), get(&r, ma, mw)));

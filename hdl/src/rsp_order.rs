@@ -469,10 +469,11 @@ mod tests {
 
     /// A record carrying `opcode` and a unique `id` (in the PSN field).
     fn record(opcode: u64, id: u64) -> Bits<RECORD_BITS> {
-        let mut v = [0u64; 20];
+        let mut v = [0u64; 21];
         v[5] = opcode;
         v[9] = id;
         v[0] = id * 0x1_0001; // some other bits that must pass unchanged
+        v[20] = (id * 7) & 0xFF_FFFF; // src_qp, the record's last field
         pack(&v)
     }
 

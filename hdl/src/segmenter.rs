@@ -71,16 +71,17 @@ crate::packed_layout!(
     /// A TX record, the fields of `tx_arbiter::RECORD_FIELDS` from bit 0 up.
     rec_layout, RecPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32, udp_sport: 16,
     opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32, dma_len: 32,
-    swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32, payload_len: 16
+    swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32, payload_len: 16,
+    src_qp: 24
 );
 crate::packed_layout!(
     /// A slot: the record and what the output side needs to send it.
-    slot_layout, SlotPack; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
+    slot_layout, SlotPack; rec: 658, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
     psn: 24
 );
 crate::unpack_fields!(
     /// The head slot's fields.
-    SlotUnpack, slot_layout; rec: 634, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
+    SlotUnpack, slot_layout; rec: 658, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
     psn: 24
 );
 
@@ -307,6 +308,8 @@ pub struct Segmenter<const QA: usize> {
     /// The slot's qpn field is 16 bits wide (any `QA`); only `QA` of them are read.
     unused_slot_qpn: Signal<Local, Bits<16>>,
     slot_qpn: ZeroExt<QA, 16>,
+    /// The record's `src_qp` (the job's QP, for the per-QP TX counters).
+    rec_src_qp: ZeroExt<QA, 24>,
     h_psn: Signal<Local, Bits<24>>,
     pkt_v: Signal<Local, Bit>,
     pay_v: Signal<Local, Bit>,
@@ -508,6 +511,7 @@ impl<const QA: usize> Segmenter<QA> {
             h_qpn: Default::default(),
             unused_slot_qpn: Default::default(),
             slot_qpn: Default::default(),
+            rec_src_qp: Default::default(),
             h_psn: Default::default(),
             pkt_v: Default::default(),
             pay_v: Default::default(),
@@ -928,6 +932,8 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.rec.msn.next = self.zero24.val();
         self.rec.imm.next = self.g_imm.val();
         self.rec.payload_len.next = self.g_pay.val();
+        self.rec_src_qp.x.next = self.j_qpn.q.val();
+        self.rec.src_qp.next = self.rec_src_qp.y.val();
         self.slot_in.rec.next = self.rec.y.val();
         self.slot_in.inline_data.next = self.j_inline_data.q.val();
         self.slot_in.dma.next = self.zero1.val();
@@ -1118,6 +1124,7 @@ mod tests {
                         msn: 0,
                         imm: h.imm.or(h.ieth).unwrap_or(0),
                         payload,
+                        src_qp: self.qpn,
                     };
                     // The record, built by the frame builder's reference, is the model's frame.
                     assert_eq!(

@@ -33,8 +33,9 @@ use crate::prelude::*;
 use crate::icrc::DATA_BITS;
 
 /// The fields of a packed record, from bit 0 up: (name, bits). Names are the `s_pkt_*`
-/// ports of `HdrBuild`.
-pub const RECORD_FIELDS: [(&str, usize); 20] = [
+/// ports of `HdrBuild`. `src_qp` is the sending (local) QP, not put on the wire: `HdrBuild`
+/// reports it with the frame (`m_tx_qpn`) for the per-QP `TxFrames`/`TxBytes`.
+pub const RECORD_FIELDS: [(&str, usize); 21] = [
     ("dst_mac", 48),
     ("src_mac", 48),
     ("src_ip", 32),
@@ -55,10 +56,11 @@ pub const RECORD_FIELDS: [(&str, usize); 20] = [
     ("msn", 24),
     ("imm", 32),
     ("payload_len", 16),
+    ("src_qp", 24),
 ];
 
 /// Bits of a packed record.
-pub const RECORD_BITS: usize = 634;
+pub const RECORD_BITS: usize = 658;
 
 /// Bit offset of a field in the packed record.
 pub fn field_offset(name: &str) -> usize {
@@ -76,7 +78,7 @@ pub fn field_offset(name: &str) -> usize {
 const PAYLOAD_LEN_AT: usize = 618;
 
 /// Packs field values (same order as [`RECORD_FIELDS`]) into a record bus.
-pub fn pack(values: &[u64; 20]) -> Bits<RECORD_BITS> {
+pub fn pack(values: &[u64; 21]) -> Bits<RECORD_BITS> {
     let mut bits = [false; RECORD_BITS];
     let mut at = 0;
     for ((_, w), v) in RECORD_FIELDS.iter().zip(values) {

@@ -1,6 +1,7 @@
 //! `TxPath`: the TX back end of the engine, [`TxArbiter`] feeding [`HdrBuild`]: the
 //! responder's and the requester's packet records and payloads in, RoCE v2 frames out on
-//! the MAC TX stream, with the TX counter pulses. The ports are the arbiter's sources and
+//! the MAC TX stream, with the TX counter pulses (`m_tx_frame`, `m_tx_bytes`, and the
+//! frame's sending QP `m_tx_qpn`, from the record's `src_qp`). The ports are the arbiter's sources and
 //! the builder's MAC and status pins (see those blocks for their rules); this file only
 //! wires them, unpacking the record bus into the builder's fields.
 
@@ -37,6 +38,8 @@ pub struct TxPath {
     /// Counter::TxFrames pulse, and the frame's bytes for Counter::TxBytes.
     pub m_tx_frame: Signal<Out, Bit>,
     pub m_tx_bytes: Signal<Out, Bits<16>>,
+    /// The frame's sending QP (its record's `src_qp`), for the per-QP counters.
+    pub m_tx_qpn: Signal<Out, Bits<24>>,
     pub m_err_payload: Signal<Out, Bit>,
     pub m_err_icrc: Signal<Out, Bit>,
     arbiter: TxArbiter,
@@ -75,6 +78,7 @@ impl TxPath {
             m_axis_tready: Default::default(),
             m_tx_frame: Default::default(),
             m_tx_bytes: Default::default(),
+            m_tx_qpn: Default::default(),
             m_err_payload: Default::default(),
             m_err_icrc: Default::default(),
             arbiter: TxArbiter::new(),
@@ -85,7 +89,7 @@ impl TxPath {
 
 /// Bit offset of each record field as `update` slices it (checked against the arbiter's
 /// table in the tests).
-pub const UNPACK_OFFSETS: [(&str, usize); 20] = [
+pub const UNPACK_OFFSETS: [(&str, usize); 21] = [
     ("dst_mac", 0),
     ("src_mac", 48),
     ("src_ip", 96),
@@ -106,6 +110,7 @@ pub const UNPACK_OFFSETS: [(&str, usize); 20] = [
     ("msn", 562),
     ("imm", 586),
     ("payload_len", 618),
+    ("src_qp", 634),
 ];
 
 impl Logic for TxPath {
@@ -151,6 +156,7 @@ impl Logic for TxPath {
         self.build.s_pkt_msn.next = self.arbiter.m_pkt_data.val().get_bits::<24>(562);
         self.build.s_pkt_imm.next = self.arbiter.m_pkt_data.val().get_bits::<32>(586);
         self.build.s_pkt_payload_len.next = self.arbiter.m_pkt_data.val().get_bits::<16>(618);
+        self.build.s_pkt_src_qp.next = self.arbiter.m_pkt_data.val().get_bits::<24>(634);
         self.build.s_pay_tdata.next = self.arbiter.m_pay_tdata.val();
         self.build.s_pay_tlast.next = self.arbiter.m_pay_tlast.val();
         self.build.s_pay_tvalid.next = self.arbiter.m_pay_tvalid.val();
@@ -162,6 +168,7 @@ impl Logic for TxPath {
         self.build.m_axis_tready.next = self.m_axis_tready.val();
         self.m_tx_frame.next = self.build.m_tx_frame.val();
         self.m_tx_bytes.next = self.build.m_tx_bytes.val();
+        self.m_tx_qpn.next = self.build.m_tx_qpn.val();
         self.m_err_payload.next = self.build.m_err_payload.val();
         self.m_err_icrc.next = self.build.m_err_icrc.val();
     }
@@ -218,12 +225,13 @@ mod tests {
         bench.tick();
         bench.uut.reset.next = false;
         let mut src = [Source::new(rsp, &mut rng), Source::new(req, &mut rng)];
-        let mut want: [VecDeque<Vec<u8>>; 2] = [
-            rsp.iter().map(Record::frame).collect(),
-            req.iter().map(Record::frame).collect(),
+        // Each source's frames and their sending QPs, in order.
+        let mut want: [VecDeque<(Vec<u8>, u32)>; 2] = [
+            rsp.iter().map(|r| (r.frame(), r.src_qp)).collect(),
+            req.iter().map(|r| (r.frame(), r.src_qp)).collect(),
         ];
         let total = rsp.len() + req.len();
-        let beats: usize = want.iter().flatten().map(|f| f.len().div_ceil(64)).sum();
+        let beats: usize = want.iter().flatten().map(|f| f.0.len().div_ceil(64)).sum();
         let limit = 200 + 150 * beats as u64;
         let mut out = Out {
             frames: vec![],
@@ -282,15 +290,22 @@ mod tests {
                 if u.m_axis_tlast.val() {
                     let f = std::mem::take(&mut partial);
                     let from = (0..2)
-                        .find(|&i| want[i].front() == Some(&f))
+                        .find(|&i| want[i].front().is_some_and(|w| w.0 == f))
                         .unwrap_or_else(|| {
                             panic!(
                                 "frame {} matches neither source's next frame (seed {seed})",
                                 out.frames.len()
                             )
                         });
-                    want[from].pop_front();
                     assert_eq!(u.m_tx_bytes.val().to_u64(), f.len() as u64);
+                    assert!(u.m_tx_frame.val(), "m_tx_frame with tlast (seed {seed})");
+                    assert_eq!(
+                        u.m_tx_qpn.val().to_u64(),
+                        u64::from(want[from][0].1),
+                        "m_tx_qpn of frame {} (seed {seed})",
+                        out.frames.len()
+                    );
+                    want[from].pop_front();
                     out.frames.push((from == 1, f));
                 }
             }

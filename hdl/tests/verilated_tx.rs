@@ -15,9 +15,10 @@ use rocenic_hdl::tx_arbiter::RECORD_FIELDS;
 use rocenic_hdl::Design;
 use rocenic_proto::wire::Opcode;
 
-/// The C++ bench: reads the records (20 hex fields each), the payload beats and per cycle
+/// The C++ bench: reads the records (21 hex fields each), the payload beats and per cycle
 /// (offer record, offer payload beat, MAC ready); holds what it offers until it transfers;
-/// prints every MAC beat as 16 hex words, keep, last, and `m_tx_frame m_tx_bytes`.
+/// prints every MAC beat as 16 hex words, keep, last, and `m_tx_frame m_tx_bytes
+/// m_tx_qpn`.
 fn bench_cpp() -> String {
     let mut set = String::new();
     for (i, (name, _)) in RECORD_FIELDS.iter().enumerate() {
@@ -81,8 +82,9 @@ int main(int argc, char** argv) {{
         if (top->s_pay_tvalid && top->s_pay_tready) have_beat = false;
         if (top->m_axis_tvalid && top->m_axis_tready) {{
             for (int i = 0; i < 16; i++) printf("%x ", (unsigned)top->m_axis_tdata[i]);
-            printf("%llx %d %d %u\n", (unsigned long long)top->m_axis_tkeep,
-                   (int)top->m_axis_tlast, (int)top->m_tx_frame, (unsigned)top->m_tx_bytes);
+            printf("%llx %d %d %u %u\n", (unsigned long long)top->m_axis_tkeep,
+                   (int)top->m_axis_tlast, (int)top->m_tx_frame, (unsigned)top->m_tx_bytes,
+                   (unsigned)top->m_tx_qpn);
             frames += top->m_axis_tlast;
         }}
         tick();
@@ -199,7 +201,7 @@ fn verilated_hdr_build_matches_the_model() {
         &text[text.len().saturating_sub(2000)..]
     );
 
-    let mut frames: Vec<(Vec<u8>, u64)> = vec![];
+    let mut frames: Vec<(Vec<u8>, u64, u32)> = vec![];
     let mut partial = vec![];
     for line in text.lines().filter(|l| !l.starts_with("done")) {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -212,11 +214,15 @@ fn verilated_hdr_build_matches_the_model() {
         partial.extend_from_slice(&bytes[..n]);
         if f[17] == "1" {
             assert_eq!(f[18], "1", "m_tx_frame with tlast");
-            frames.push((std::mem::take(&mut partial), f[19].parse().expect("bytes")));
+            frames.push((
+                std::mem::take(&mut partial),
+                f[19].parse().expect("bytes"),
+                f[20].parse().expect("qpn"),
+            ));
         }
     }
     assert_eq!(frames.len(), records.len());
-    for (i, (r, (got, counted))) in records.iter().zip(&frames).enumerate() {
+    for (i, (r, (got, counted, qpn))) in records.iter().zip(&frames).enumerate() {
         let want = r.frame();
         assert!(
             *got == want,
@@ -226,6 +232,7 @@ fn verilated_hdr_build_matches_the_model() {
             got.iter().zip(&want).position(|(a, b)| a != b)
         );
         assert_eq!(*counted, want.len() as u64, "m_tx_bytes of frame {i}");
+        assert_eq!(*qpn, r.src_qp, "m_tx_qpn of frame {i}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,13 +18,13 @@
 //!   it saw the NAK is timing);
 //! - the completions of every queue (a flushed request's `byte_len` aside) and both hosts'
 //!   memory are equal;
-//! - every QP's counters (QUERY_QP_COUNTERS at the end of the run) are equal, all but
-//!   `TxFrames`/`TxBytes`, which the RTL does not keep per QP, and B's `UnknownQpDrops`
+//! - every QP's counters (QUERY_QP_COUNTERS at the end of the run) are equal, `TxFrames`
+//!   and `TxBytes` included, all but A's `TxFrames`/`TxBytes` and B's `UnknownQpDrops`
 //!   after a NAK that ends the connection ([`qp_counter_differences`]).
 //!
 //! In every run, each side's per-QP counters sum to at most its global counters, and on
-//! the model side each QP's `TxFrames`/`TxBytes` are the frames and bytes that QP put on
-//! the wire (the harness logs them).
+//! both sides each QP's `TxFrames`/`TxBytes` are the frames and bytes that QP put on the
+//! wire (the harness logs them).
 //!
 //! Under seeded faults (loss, duplication, reordering, corruption, dropped ACKs, late
 //! receives), where timing decides what is retransmitted: both runs pass the reference
@@ -290,10 +290,10 @@ fn differences(got: &Outcome, want: &Outcome) -> Vec<String> {
 }
 
 /// Where the per-QP counters of a fault-free `got` (the RTL run) and `want` (the model
-/// run) differ: every counter of every QP, but `TxFrames`/`TxBytes` (the RTL's TX path
-/// does not know a frame's sending QP, so it keeps them only globally: docs/hdl.md) and,
-/// where B's QP ended the connection with a NAK, B's `UnknownQpDrops` (the requests A
-/// sent after it are timing, as `differences` allows for the frames).
+/// run) differ: every counter of every QP (`TxFrames`/`TxBytes` too: the same frames
+/// leave both runs) but, where B's QP ended the connection with a NAK, A's
+/// `TxFrames`/`TxBytes` and B's `UnknownQpDrops` (the requests A sent after it are
+/// timing, as `differences` allows for the frames).
 fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
     use rocenic_driver::Counter;
     let mut d = Vec::new();
@@ -311,16 +311,20 @@ fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
                 ));
                 continue;
             };
-            // After a NAK that ends B's connection, how many more requests A sent (which
-            // B's QP in ERR drops as UnknownQpDrops) is timing, as for the frames.
-            let ended = side == Side::B && {
+            // After a NAK that ends B's connection, how many more requests A sent (A's
+            // TxFrames/TxBytes; B's QP in ERR drops them as UnknownQpDrops) is timing, as
+            // for the frames. (Each run's TX counts are still its own wire's:
+            // `qp_counter_invariants`.)
+            let ended = {
                 let b_qpn = |o: &Outcome| o.pair.ends[1].qps[q].qp_num;
                 ends_with_error(got, b_qpn(got)) || ends_with_error(want, b_qpn(want))
             };
             for c in Counter::ALL {
-                if matches!(c, Counter::TxFrames | Counter::TxBytes)
-                    || (ended && c == Counter::UnknownQpDrops)
-                {
+                let timing = match side {
+                    Side::A => matches!(c, Counter::TxFrames | Counter::TxBytes),
+                    Side::B => c == Counter::UnknownQpDrops,
+                };
+                if ended && timing {
                     continue;
                 }
                 let (gv, wv) = (g[c as usize], w[c as usize]);
@@ -337,10 +341,10 @@ fn qp_counter_differences(got: &Outcome, want: &Outcome) -> Vec<String> {
 }
 
 /// What must hold of one run's per-QP counters (`who`: "RTL" or "model"): per counter,
-/// the QPs' sum is at most the global counter; with `tx`, each QP's `TxFrames`/`TxBytes`
+/// the QPs' sum is at most the global counter; each QP's `TxFrames`/`TxBytes`
 /// are the frames and bytes it sent, as the link logs show them (a log prefix between
 /// the lengths before and after the counters were read).
-fn qp_counter_invariants(o: &Outcome, who: &str, tx: bool) -> Vec<String> {
+fn qp_counter_invariants(o: &Outcome, who: &str) -> Vec<String> {
     use rocenic_driver::Counter;
     let mut d = Vec::new();
     for side in Side::BOTH {
@@ -356,9 +360,6 @@ fn qp_counter_invariants(o: &Outcome, who: &str, tx: bool) -> Vec<String> {
                     c.name()
                 ));
             }
-        }
-        if !tx {
-            continue;
         }
         let dir = side.idx();
         let log = o.pair.logs[dir].borrow();
@@ -457,8 +458,8 @@ fn compare(case: &Case, nics: [Nic; 2]) -> Result<(), TestCaseError> {
     } else {
         faulted_differences(&got, &want)
     };
-    differences.extend(qp_counter_invariants(&got, "RTL", false));
-    differences.extend(qp_counter_invariants(&want, "model", true));
+    differences.extend(qp_counter_invariants(&got, "RTL"));
+    differences.extend(qp_counter_invariants(&want, "model"));
     let mut report = Vec::new();
     if !want.failures.is_empty() {
         report.push(format!(
