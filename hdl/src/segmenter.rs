@@ -33,12 +33,18 @@
 //!
 //! # Packets
 //!
-//! One packet a cycle enters a 16-slot RAM (record, inline bytes, QPN, PSN, flags); a
+//! One packet a cycle enters a 64-slot RAM (record, inline bytes, QPN, PSN, flags); a
 //! packet with a payload from memory issues its DMA read (`iova + off`, `min(pmtu, rest)`
-//! bytes, tag = slot) in the same cycle, through a one-entry request register. So up to 16
-//! packets are in flight, which hides a 250-cycle DMA latency at line rate from a 1024-byte
-//! PMTU up (measured by the bench). Responses come back in request order, one per
-//! payload packet. The head slot's record is offered on `m_pkt` once the first beat of its
+//! bytes, tag = slot) in the same cycle, through a one-entry request register. So up to 64
+//! packets are in flight, which hides a 250-cycle DMA latency at line rate at every PMTU
+//! (measured by the bench, `latency_and_throughput_with_a_250_cycle_dma`). The slot count
+//! is what bounds a small PMTU: a slot is held from the packet's read to its last payload
+//! beat, one DMA round trip (~260 cycles) at least, so `SLOTS` packets go out per round
+//! trip. With 16 slots, PMTU 256 ran at 16 x 256 B per ~266 cycles, 15.4 bytes a cycle
+//! (~16.6 cycles a packet), the engine's whole send rate at that PMTU (`rocenic perf write
+//! -s 65536 --mtu 256`: wire efficiency 0.30); 64 slots carry 64 x 256 B per round trip,
+//! more than the output's one packet per `1 + beats` cycles. Responses come back in
+//! request order, one per payload packet. The head slot's record is offered on `m_pkt` once the first beat of its
 //! response is there (a record never waits in the frame builder for its data, which would
 //! block responses), or at once for a packet without payload or with inline bytes; after
 //! the record is taken, the payload beats pass through (`tlast` = the response's `last`),
@@ -87,8 +93,12 @@ crate::unpack_fields!(
 
 const _: () = assert!(rec_layout::BITS == RECORD_BITS);
 
+/// Address bits of the slot RAM.
+pub const SLOT_AW: usize = 6;
 /// Slots (packets in flight between the generator and the TX output).
-pub const SLOTS: usize = 16;
+pub const SLOTS: usize = 1 << SLOT_AW;
+/// Bits of the slot pointers (one more than the address: full and empty differ).
+const PTR_BITS: usize = SLOT_AW + 1;
 /// Bits of a slot in the slot RAM.
 pub const SLOT_BITS: usize = slot_layout::BITS;
 
@@ -274,7 +284,7 @@ pub struct Segmenter<const QA: usize> {
     kill_job: Signal<Local, Bit>,
     rec: RecPack,
     slot_in: SlotPack,
-    tag8: Cat<4, 4, 8>,
+    tag8: Cat<2, SLOT_AW, 8>,
 
     // --- DMA request register ---
     req_v: DFF<Bit>,
@@ -283,15 +293,15 @@ pub struct Segmenter<const QA: usize> {
     req_tag: DFF<Bits<8>>,
 
     // --- slots ---
-    ram: RAM<Bits<SLOT_BITS>, 4>,
-    wr_ptr: DFF<Bits<5>>,
+    ram: RAM<Bits<SLOT_BITS>, SLOT_AW>,
+    wr_ptr: DFF<Bits<PTR_BITS>>,
     /// `wr_ptr` a cycle later: a slot is read from the RAM the cycle after it is written.
-    wr_vis: DFF<Bits<5>>,
-    rd_ptr: DFF<Bits<5>>,
+    wr_vis: DFF<Bits<PTR_BITS>>,
+    rd_ptr: DFF<Bits<PTR_BITS>>,
     used: [DFF<Bit>; SLOTS],
     dead: [DFF<Bit>; SLOTS],
     sqpn: [DFF<Bits<QA>>; SLOTS],
-    slot_idx: [Constant<Bits<4>>; SLOTS],
+    slot_idx: [Constant<Bits<SLOT_AW>>; SLOTS],
 
     // --- output side ---
     /// The head's record was taken; its payload is passing.
@@ -318,23 +328,23 @@ pub struct Segmenter<const QA: usize> {
     pay_take: Signal<Local, Bit>,
     err_now: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
-    rd_next: Signal<Local, Bits<5>>,
+    rd_next: Signal<Local, Bits<PTR_BITS>>,
     unused_tag: Signal<Local, Bits<8>>,
 
     // --- constants ---
     zero1: Constant<Bits<1>>,
     one1: Constant<Bits<1>>,
-    zero4: Constant<Bits<4>>,
-    zero5: Constant<Bits<5>>,
+    zero2: Constant<Bits<2>>,
+    ptr0: Constant<Bits<PTR_BITS>>,
     zero8: Constant<Bits<8>>,
     zero24: Constant<Bits<24>>,
     zero32: Constant<Bits<32>>,
     zero64: Constant<Bits<64>>,
     zero256: Constant<Bits<256>>,
     zero16: Constant<Bits<16>>,
-    one5: Constant<Bits<5>>,
+    ptr1: Constant<Bits<PTR_BITS>>,
     one24: Constant<Bits<24>>,
-    slots5: Constant<Bits<5>>,
+    ptr_slots: Constant<Bits<PTR_BITS>>,
     low4_ones: Constant<Bits<4>>,
     pm_code: [Constant<Bits<3>>; 4],
     pm_bytes: [Constant<Bits<32>>; 5],
@@ -495,9 +505,9 @@ impl<const QA: usize> Segmenter<QA> {
             wr_ptr: Default::default(),
             wr_vis: Default::default(),
             rd_ptr: Default::default(),
-            used: Default::default(),
-            dead: Default::default(),
-            sqpn: Default::default(),
+            used: std::array::from_fn(|_| Default::default()),
+            dead: std::array::from_fn(|_| Default::default()),
+            sqpn: std::array::from_fn(|_| Default::default()),
             slot_idx: std::array::from_fn(|i| k(i as u64)),
             phase: Default::default(),
             head: Default::default(),
@@ -524,17 +534,17 @@ impl<const QA: usize> Segmenter<QA> {
             unused_tag: Default::default(),
             zero1: k(0),
             one1: k(1),
-            zero4: k(0),
-            zero5: k(0),
+            zero2: k(0),
+            ptr0: k(0),
             zero8: k(0),
             zero24: k(0),
             zero32: k(0),
             zero64: k(0),
             zero256: k(0),
             zero16: k(0),
-            one5: k(1),
+            ptr1: k(1),
             one24: k(1),
-            slots5: k(SLOTS as u64),
+            ptr_slots: k(SLOTS as u64),
             low4_ones: k(0xF),
             pm_code: std::array::from_fn(|i| k(i as u64 + 1)),
             pm_bytes: std::array::from_fn(|i| k(256 << i)),
@@ -613,7 +623,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
             rd_ptr,
             phase
         );
-        for i in 0..16 {
+        for i in 0..SLOTS {
             self.used[i].clock.next = self.clock.val();
             self.dead[i].clock.next = self.clock.val();
             self.sqpn[i].clock.next = self.clock.val();
@@ -640,8 +650,8 @@ impl<const QA: usize> Logic for Segmenter<QA> {
 
         self.h_valid.next = self.wr_vis.q.val() != self.rd_ptr.q.val();
         self.h_dead.next = false;
-        for i in 0..16 {
-            if self.rd_ptr.q.val().get_bits::<4>(0) == self.slot_idx[i].val() {
+        for i in 0..SLOTS {
+            if self.rd_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
                 self.h_dead.next = self.dead[i].q.val();
             }
         }
@@ -712,7 +722,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.m_err_psn.next = self.h_psn.val();
 
         // A failed read: every packet of that QP still in the slots is dropped.
-        for i in 0..16 {
+        for i in 0..SLOTS {
             if self.err_now.val()
                 & self.used[i].q.val()
                 & (self.sqpn[i].q.val() == self.h_qpn.val())
@@ -723,16 +733,16 @@ impl<const QA: usize> Logic for Segmenter<QA> {
 
         self.rd_next.next = self.rd_ptr.q.val();
         if self.pop.val() {
-            self.rd_next.next = self.rd_ptr.q.val() + self.one5.val();
-            for i in 0..16 {
-                if self.rd_ptr.q.val().get_bits::<4>(0) == self.slot_idx[i].val() {
+            self.rd_next.next = self.rd_ptr.q.val() + self.ptr1.val();
+            for i in 0..SLOTS {
+                if self.rd_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
                     self.used[i].d.next = false;
                     self.dead[i].d.next = false;
                 }
             }
         }
         self.rd_ptr.d.next = self.rd_next.val();
-        self.ram.read_address.next = self.rd_next.val().get_bits::<4>(0);
+        self.ram.read_address.next = self.rd_next.val().get_bits::<SLOT_AW>(0);
         self.wr_vis.d.next = self.wr_ptr.q.val();
 
         // ================= job intake =================
@@ -898,7 +908,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
             self.g_last.val() | (self.j_psn.q.val().get_bits::<4>(0) == self.low4_ones.val());
 
         // ---- push the packet into a slot (and its read into the request register) ----
-        self.full.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()) == self.slots5.val();
+        self.full.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()) == self.ptr_slots.val();
         self.req_free.next = !self.req_v.q.val() | self.m_dma_rd_req_ready.val();
         self.kill_job.next = self.err_now.val() & (self.j_qpn.q.val() == self.h_qpn.val());
         self.push.next = self.active.q.val()
@@ -952,18 +962,18 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.slot_in.qpn.next = self.slot_qpn.y.val();
         self.slot_in.psn.next = self.j_psn.q.val();
         self.ram.write_data.next = self.slot_in.y.val();
-        self.ram.write_address.next = self.wr_ptr.q.val().get_bits::<4>(0);
+        self.ram.write_address.next = self.wr_ptr.q.val().get_bits::<SLOT_AW>(0);
         self.ram.write_enable.next = self.push.val();
 
-        self.tag8.lo.next = self.wr_ptr.q.val().get_bits::<4>(0);
-        self.tag8.hi.next = self.zero4.val();
+        self.tag8.lo.next = self.wr_ptr.q.val().get_bits::<SLOT_AW>(0);
+        self.tag8.hi.next = self.zero2.val();
         if self.req_v.q.val() & self.m_dma_rd_req_ready.val() {
             self.req_v.d.next = false;
         }
         if self.push.val() {
-            self.wr_ptr.d.next = self.wr_ptr.q.val() + self.one5.val();
-            for i in 0..16 {
-                if self.wr_ptr.q.val().get_bits::<4>(0) == self.slot_idx[i].val() {
+            self.wr_ptr.d.next = self.wr_ptr.q.val() + self.ptr1.val();
+            for i in 0..SLOTS {
+                if self.wr_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
                     self.used[i].d.next = true;
                     self.dead[i].d.next = false;
                     self.sqpn[i].d.next = self.j_qpn.q.val();
@@ -994,11 +1004,11 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         if self.reset.val() {
             self.active.d.next = false;
             self.req_v.d.next = false;
-            self.wr_ptr.d.next = self.zero5.val();
-            self.wr_vis.d.next = self.zero5.val();
-            self.rd_ptr.d.next = self.zero5.val();
+            self.wr_ptr.d.next = self.ptr0.val();
+            self.wr_vis.d.next = self.ptr0.val();
+            self.rd_ptr.d.next = self.ptr0.val();
             self.phase.d.next = false;
-            for i in 0..16 {
+            for i in 0..SLOTS {
                 self.used[i].d.next = false;
                 self.dead[i].d.next = false;
             }
@@ -1672,12 +1682,14 @@ mod tests {
         assert!(read_latency <= 3, "READ {read_latency}");
         assert!(send_latency <= 250 + 5, "SEND {send_latency}");
         // Throughput: long WRITEs at full rate, payload bytes per cycle from the first
-        // payload beat to the last.
+        // payload beat to the last. The floors hold the 64 slots: at PMTU 256 and 512 the
+        // slots in flight bound the rate (16 slots gave 19.3 and 40.7 bytes/cycle there);
+        // with 64 the output's record cycle per packet does (5 and 9 cycles a packet).
         for (code, len, floor) in [
             (5u32, 64 * 1024u32, 63.0),
-            (3, 32 * 1024, 55.0),
-            (2, 16 * 1024, 25.0),
-            (1, 16 * 1024, 12.0),
+            (3, 32 * 1024, 58.0),
+            (2, 16 * 1024, 54.0),
+            (1, 16 * 1024, 48.0),
         ] {
             let w = message(&mut rng, WrOpcode::RdmaWrite, len, code);
             let seen = run(&[w], Pattern::SWEEP[0], 250, 3);
