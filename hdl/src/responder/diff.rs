@@ -665,7 +665,7 @@ impl Rtl {
                 // RQ WQEs: up to 8 slots of 64 bytes in one read
                 let n = u.m_dma_rd_req_len.val().to_u64() as usize;
                 assert!(
-                    n % 64 == 0 && (64..=512).contains(&n),
+                    n.is_multiple_of(64) && (64..=512).contains(&n),
                     "a read of {n} bytes"
                 );
                 let mut raw = vec![0u8; n];
