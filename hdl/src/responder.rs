@@ -21,7 +21,8 @@
 //!   PSN and the current MSN; a failing check is ignored); atomic replayed (`m_replay_*`).
 //! - Ahead: one PSN-sequence NAK of the ePSN (`nak_sent` set), then silence.
 //! - SEND: RNR NAK (the QP's `min_rnr_timer`) with no receive posted; the first packet
-//!   fetches the RQ WQE (a refused read: DmaFaults and an RNR NAK with timer 0); the
+//!   fetches the RQ WQE (a refused read: DmaFaults and an RNR NAK with timer 0; see
+//!   "Receive WQEs read ahead" below); the
 //!   receive's length (LocLenErr CQE + NAK Invalid Request), the MR check of `lkey` for
 //!   the packet (LocProtErr CQE + NAK Remote Operational Error), the payload write (a
 //!   refused write: DmaFaults, LocProtErr CQE, NAK Remote Operational); the last packet
@@ -72,6 +73,20 @@
 //! - Responses are not held in PSN order across the sources here: an ACK record can be
 //!   offered before the packets of an earlier READ are read from host memory. The engine
 //!   orders them ([`RspOrder`](crate::rsp_order::RspOrder), fed by this block's hand-outs).
+//!
+//! # Receive WQEs read ahead
+//!
+//! The RQ WQE at `rq_ci` (a SEND's or WRITE with immediate's receive, or the flush's next
+//! one) comes through a [`RingFetch`] (`rqf`, the requester's SQ reader without its
+//! decode): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the ring's wrap) in
+//! one DMA read and keeps them, so the next SENDs of the QP find their receive without a
+//! DMA round trip (a hit: 2 cycles). Only posted WQEs are read, which the host may not
+//! change until they complete, so a kept WQE is the one the model reads when the SEND
+//! arrives. The buffer is forgotten whenever a table may change (`s_cmd_start` to
+//! `s_cmd_done`, `s_tbl_wr`: a QP reset and created again has a new ring). A refused
+//! multi-WQE read is read again for the one WQE, and only that refusal is the SEND's
+//! (DmaFaults, RNR NAK), as before. Bench: `receives_are_read_ahead`; the differential
+//! bench checks that some reads carried several WQEs.
 //!
 //! # Throughput
 //!
@@ -128,6 +143,7 @@ use crate::resp_check::{
     RespCheck, ACT_AHEAD, ACT_DROP, ACT_DUP, ACT_INVALID, DUP_ACK, DUP_ATOMIC, DUP_READ, KIND_READ,
     KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
 };
+use crate::wqe_fetch::RingFetch;
 use crate::zext::ZeroExt;
 use rocenic_proto::abi::verbs::{QpState, WcStatus};
 
@@ -274,7 +290,7 @@ pub struct Responder<const QA: usize> {
     pub s_mr_res_ok: Signal<In, Bit>,
     pub s_mr_res_iova: Signal<In, Bits<64>>,
 
-    /// DMA read client (RQ WQE fetch: 64 bytes, one beat).
+    /// DMA read client (RQ WQEs: up to 8 posted ones, 64 bytes each, in one read).
     pub m_dma_rd_req_valid: Signal<Out, Bit>,
     pub m_dma_rd_req_ready: Signal<In, Bit>,
     pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
@@ -415,8 +431,6 @@ pub struct Responder<const QA: usize> {
     rec: AckRecordPack,
     len32: Cat<16, 16, 32>,
     off64: Cat<32, 32, 64>,
-    slot58: Cat<26, 32, 58>,
-    rqaddr: Cat<58, 6, 64>,
     rnr_syn: Cat<3, 5, 8>,
     qp24: ZeroExt<QA, 24>,
 
@@ -490,6 +504,18 @@ pub struct Responder<const QA: usize> {
     cqe_imm: DFF<Bits<32>>,
     cqe_flags: DFF<Bits<8>>,
     qpn: DFF<Bits<QA>>,
+    /// The RQ's WQE reader: up to 8 posted receive WQEs read at once and kept.
+    rqf: RingFetch<QA>,
+    unused_rqf_tag: Signal<Local, Bits<8>>,
+    /// The fetch's QP and index are the request's (`qpn`, `rq_ci`), kept here.
+    unused_rqf_qpn: Signal<Local, Bits<QA>>,
+    unused_rqf_index: Signal<Local, Bits<32>>,
+    unused_rqf_err_qpn: Signal<Local, Bits<QA>>,
+    unused_rqf_err_index: Signal<Local, Bits<32>>,
+    /// A receive WQE's bytes past its SGE and between `num_sge` and the SGE.
+    unused_rqe_hi: Signal<Local, Bits<256>>,
+    unused_rqe_mid: Signal<Local, Bits<56>>,
+    k_tag0: Constant<Bits<8>>,
     // DMA error reports waiting
     rerr_pend: DFF<Bit>,
     rerr_qpn: DFF<Bits<QA>>,
@@ -598,15 +624,12 @@ pub struct Responder<const QA: usize> {
     k_one32: Constant<Bits<32>>,
     k_zero1: Constant<Bits<1>>,
     k_one1: Constant<Bits<1>>,
-    k_zero6: Constant<Bits<6>>,
     k_zero8: Constant<Bits<8>>,
     k_zero16: Constant<Bits<16>>,
     k_zero24: Constant<Bits<24>>,
-    k_zero26: Constant<Bits<26>>,
     k_zero32: Constant<Bits<32>>,
     k_zero64: Constant<Bits<64>>,
     k_eight32: Constant<Bits<32>>,
-    k_beat16: Constant<Bits<16>>,
     k_one3: Constant<Bits<3>>,
     k_mtu512: Constant<Bits<3>>,
     k_mtu1024: Constant<Bits<3>>,
@@ -625,15 +648,12 @@ pub struct Responder<const QA: usize> {
     k_qa24: Constant<Bits<24>>,
 
     qp_fits: Signal<Local, Bit>,
-    rq_mask: Signal<Local, Bits<32>>,
     pmtu_shift: Signal<Local, Bits<5>>,
     pmtu_mask: Signal<Local, Bits<32>>,
     read_pkts: Signal<Local, Bits<32>>,
     send_rem: Signal<Local, Bits<32>>,
     send_end: Signal<Local, Bits<32>>,
     rqe_len: Signal<Local, Bits<32>>,
-    unused_rqe: Signal<Local, Bits<512>>,
-    unused_rd_last: Signal<Local, Bit>,
     job_taken: Signal<Local, Bit>,
     unused_pkts: Signal<Local, Bits<8>>,
     ctl_mode: Signal<Local, Bit>,
@@ -830,8 +850,6 @@ impl<const QA: usize> Default for Responder<QA> {
             rec: Default::default(),
             len32: Default::default(),
             off64: Default::default(),
-            slot58: Default::default(),
-            rqaddr: Default::default(),
             rnr_syn: Default::default(),
             qp24: Default::default(),
             state: Default::default(),
@@ -901,6 +919,15 @@ impl<const QA: usize> Default for Responder<QA> {
             cqe_imm: Default::default(),
             cqe_flags: Default::default(),
             qpn: Default::default(),
+            rqf: Default::default(),
+            unused_rqf_tag: Default::default(),
+            unused_rqf_qpn: Default::default(),
+            unused_rqf_index: Default::default(),
+            unused_rqf_err_qpn: Default::default(),
+            unused_rqf_err_index: Default::default(),
+            unused_rqe_hi: Default::default(),
+            unused_rqe_mid: Default::default(),
+            k_tag0: Constant::new(0u64.to_bits()),
             rerr_pend: Default::default(),
             rerr_qpn: Default::default(),
             rerr_psn: Default::default(),
@@ -1004,15 +1031,12 @@ impl<const QA: usize> Default for Responder<QA> {
             k_one32: Constant::new(1u64.to_bits()),
             k_zero1: Constant::new(0u64.to_bits()),
             k_one1: Constant::new(1u64.to_bits()),
-            k_zero6: Constant::new(0u64.to_bits()),
             k_zero8: Constant::new(0u64.to_bits()),
             k_zero16: Constant::new(0u64.to_bits()),
             k_zero24: Constant::new(0u64.to_bits()),
-            k_zero26: Constant::new(0u64.to_bits()),
             k_zero32: Constant::new(0u64.to_bits()),
             k_zero64: Constant::new(0u64.to_bits()),
             k_eight32: Constant::new(8u64.to_bits()),
-            k_beat16: Constant::new(64u64.to_bits()),
             k_one3: Constant::new(1u64.to_bits()),
             k_mtu512: Constant::new(2u64.to_bits()),
             k_mtu1024: Constant::new(3u64.to_bits()),
@@ -1030,15 +1054,12 @@ impl<const QA: usize> Default for Responder<QA> {
             k_m12: Constant::new(0xfffu64.to_bits()),
             k_qa24: Constant::new((QA as u64).to_bits()),
             qp_fits: Default::default(),
-            rq_mask: Default::default(),
             pmtu_shift: Default::default(),
             pmtu_mask: Default::default(),
             read_pkts: Default::default(),
             send_rem: Default::default(),
             send_end: Default::default(),
             rqe_len: Default::default(),
-            unused_rqe: Default::default(),
-            unused_rd_last: Default::default(),
             job_taken: Default::default(),
             unused_pkts: Default::default(),
             ctl_mode: Default::default(),
@@ -1232,11 +1253,6 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.len32.lo.next = self.pay_len.q.val();
         self.off64.hi.next = self.k_zero32.val();
         self.off64.lo.next = self.msg_off.q.val();
-        self.rq_mask.next = (self.k_one32.val() << self.rq_log.q.val()) - self.k_one32.val();
-        self.slot58.hi.next = self.k_zero26.val();
-        self.slot58.lo.next = self.rq_ci.q.val() & self.rq_mask.val();
-        self.rqaddr.hi.next = self.rq_ring.q.val() + self.slot58.y.val();
-        self.rqaddr.lo.next = self.k_zero6.val();
         self.qp_fits.next = (self.dest_qp.q.val() >> self.k_qa24.val()) == self.k_zero24.val();
         // READ: packets = max(1, ceil(len / pmtu)), pmtu = 2^(code + 7)
         self.pmtu_shift.next = self.k_sh8.val();
@@ -1270,12 +1286,10 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.rnr_syn.lo.next = self.min_rnr.q.val();
         self.send_rem.next = self.msg_len.q.val() - self.msg_off.q.val();
         self.send_end.next = self.msg_off.q.val() + self.len32.y.val();
-        self.rqe_len.next = self.s_dma_rd_resp_data.val().get_bits::<32>(192);
-        if self.s_dma_rd_resp_data.val().get_bits::<8>(64) == self.k_zero8.val() {
+        self.rqe_len.next = self.rqf.m_ent_beat.val().get_bits::<32>(192);
+        if self.rqf.m_ent_beat.val().get_bits::<8>(64) == self.k_zero8.val() {
             self.rqe_len.next = self.k_zero32.val();
         }
-        self.unused_rqe.next = self.s_dma_rd_resp_data.val();
-        self.unused_rd_last.next = self.s_dma_rd_resp_last.val();
 
         // ---- outputs' defaults ----
         self.s_hdr_ready.next = false;
@@ -1292,12 +1306,35 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_mr_req_len.next = self.mr_len.q.val();
         self.m_mr_req_need.next = self.mr_need.q.val();
         self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
-        self.m_dma_rd_req_valid.next = (self.state.q.val() == self.k_rq_req.val())
+        // The RQ WQE at rq_ci (a packet's receive, or the flush's next one) through `rqf`.
+        self.rqf.clock.next = self.clock.val();
+        self.rqf.reset.next = self.reset.val();
+        self.rqf.s_req_valid.next = (self.state.q.val() == self.k_rq_req.val())
             | (self.state.q.val() == self.k_fl_rq.val());
-        self.m_dma_rd_req_addr.next = self.rqaddr.y.val();
-        self.m_dma_rd_req_len.next = self.k_beat16.val();
-        self.s_dma_rd_resp_ready.next = (self.state.q.val() == self.k_rq_resp.val())
+        self.rqf.s_req_qpn.next = self.qpn.q.val();
+        self.rqf.s_req_ring.next = self.rq_ring.q.val();
+        self.rqf.s_req_log.next = self.rq_log.q.val();
+        self.rqf.s_req_index.next = self.rq_ci.q.val();
+        self.rqf.s_req_posted.next = self.rq_pi.q.val() - self.rq_ci.q.val();
+        self.rqf.m_ent_ready.next = (self.state.q.val() == self.k_rq_resp.val())
             | (self.state.q.val() == self.k_fl_resp.val());
+        self.m_dma_rd_req_valid.next = self.rqf.m_dma_rd_req_valid.val();
+        self.rqf.m_dma_rd_req_ready.next = self.m_dma_rd_req_ready.val();
+        self.m_dma_rd_req_addr.next = self.rqf.m_dma_rd_req_addr.val();
+        self.m_dma_rd_req_len.next = self.rqf.m_dma_rd_req_len.val();
+        self.unused_rqf_tag.next = self.rqf.m_dma_rd_req_tag.val();
+        self.unused_rqf_qpn.next = self.rqf.m_ent_qpn.val();
+        self.unused_rqf_index.next = self.rqf.m_ent_index.val();
+        self.unused_rqf_err_qpn.next = self.rqf.m_err_qpn.val();
+        self.unused_rqf_err_index.next = self.rqf.m_err_index.val();
+        self.unused_rqe_hi.next = self.rqf.m_ent_beat.val().get_bits::<256>(256);
+        self.unused_rqe_mid.next = self.rqf.m_ent_beat.val().get_bits::<56>(72);
+        self.rqf.s_dma_rd_resp_valid.next = self.s_dma_rd_resp_valid.val();
+        self.s_dma_rd_resp_ready.next = self.rqf.s_dma_rd_resp_ready.val();
+        self.rqf.s_dma_rd_resp_data.next = self.s_dma_rd_resp_data.val();
+        self.rqf.s_dma_rd_resp_tag.next = self.k_tag0.val();
+        self.rqf.s_dma_rd_resp_last.next = self.s_dma_rd_resp_last.val();
+        self.rqf.s_dma_rd_resp_err.next = self.s_dma_rd_resp_err.val();
         self.m_dma_wr_req_valid.next = self.state.q.val() == self.k_wr_req.val();
         self.m_dma_wr_req_addr.next = self.iova.q.val();
         self.m_dma_wr_req_len.next = self.pay_len.q.val();
@@ -1412,6 +1449,8 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.cmd_run.d.next =
             (self.cmd_run.q.val() | self.s_cmd_start.val()) & !self.s_cmd_done.val();
         self.ctx_stale.next = self.s_cmd_start.val() | self.cmd_run.q.val() | self.s_tbl_wr.val();
+        // A command may reset a QP and give it a new RQ: the WQEs kept are forgotten.
+        self.rqf.s_inv.next = self.ctx_stale.val();
         // The registers hold a packet's QP as its `qps` write leaves it (no error, nothing
         // written by the command engine since its header was taken): the next packet of
         // the same QP goes straight to DECIDE.
@@ -1783,11 +1822,13 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
 
         // ---- RQ WQE fetch: one beat at rq_ring + 64 * (rq_ci mod 2^rq_log) ----
-        if (self.state.q.val() == self.k_rq_req.val()) & self.m_dma_rd_req_ready.val() {
+        if (self.state.q.val() == self.k_rq_req.val()) & self.rqf.s_req_ready.val() {
             self.state.d.next = self.k_rq_resp.val();
         }
-        if (self.state.q.val() == self.k_rq_resp.val()) & self.s_dma_rd_resp_valid.val() {
-            if self.s_dma_rd_resp_err.val() {
+        if (self.state.q.val() == self.k_rq_resp.val())
+            & (self.rqf.m_ent_valid.val() | self.rqf.m_err_valid.val())
+        {
+            if self.rqf.m_err_valid.val() {
                 // Treated as an empty RQ (the host broke its own ring).
                 self.m_cnt_dma_faults.next = true;
                 self.m_cnt_rnr_naks_sent.next = true;
@@ -1797,11 +1838,11 @@ impl<const QA: usize> Logic for Responder<QA> {
             } else {
                 self.rq_ci.d.next = self.rq_ci.q.val() + self.k_one32.val();
                 self.rqe_index.d.next = self.rq_ci.q.val();
-                self.rqe_wr_id.d.next = self.s_dma_rd_resp_data.val().get_bits::<64>(0);
+                self.rqe_wr_id.d.next = self.rqf.m_ent_beat.val().get_bits::<64>(0);
                 if self.d_kind.q.val() == self.k_kind_send.val() {
-                    self.msg_va.d.next = self.s_dma_rd_resp_data.val().get_bits::<64>(128);
+                    self.msg_va.d.next = self.rqf.m_ent_beat.val().get_bits::<64>(128);
                     self.msg_len.d.next = self.rqe_len.val();
-                    self.msg_key.d.next = self.s_dma_rd_resp_data.val().get_bits::<32>(224);
+                    self.msg_key.d.next = self.rqf.m_ent_beat.val().get_bits::<32>(224);
                     self.msg_off.d.next = self.k_zero32.val();
                     self.state.d.next = self.k_send_chk.val();
                 } else {
@@ -2074,13 +2115,15 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.state.d.next = self.k_fl_rq.val();
             }
         }
-        if (self.state.q.val() == self.k_fl_rq.val()) & self.m_dma_rd_req_ready.val() {
+        if (self.state.q.val() == self.k_fl_rq.val()) & self.rqf.s_req_ready.val() {
             self.state.d.next = self.k_fl_resp.val();
         }
-        if (self.state.q.val() == self.k_fl_resp.val()) & self.s_dma_rd_resp_valid.val() {
+        if (self.state.q.val() == self.k_fl_resp.val())
+            & (self.rqf.m_ent_valid.val() | self.rqf.m_err_valid.val())
+        {
             self.rqe_index.d.next = self.rq_ci.q.val();
-            self.rqe_wr_id.d.next = self.s_dma_rd_resp_data.val().get_bits::<64>(0);
-            if self.s_dma_rd_resp_err.val() {
+            self.rqe_wr_id.d.next = self.rqf.m_ent_beat.val().get_bits::<64>(0);
+            if self.rqf.m_err_valid.val() {
                 self.rqe_wr_id.d.next = self.k_zero64.val();
             }
             self.state.d.next = self.k_fl_cqe.val();
@@ -2172,6 +2215,8 @@ mod tests {
         qp_err: usize,
         counters: [usize; 6],
         dma_writes: Vec<(u64, usize)>,
+        /// (address, length) of each DMA read (RQ WQEs).
+        dma_reads: Vec<(u64, u64)>,
         /// The FSM state in each cycle from the one that takes the request or doorbell
         /// to the one that is idle again.
         states: Vec<u64>,
@@ -2289,7 +2334,9 @@ mod tests {
             let (mut rc, mut ra, mut rs) = (false, false, false);
             let mut mr_pending: Option<(u32, u64, u32, u32, u32)> = None;
             let mut mr_res: Option<(bool, u64)> = None;
+            // The beat offered (None = the read refused) and the read's later beats.
             let mut rd_resp: Option<Option<[u8; 64]>> = None;
+            let mut rd_more: VecDeque<[u8; 64]> = VecDeque::new();
             let mut wr: Option<(u64, usize, usize)> = None;
             let mut status_due = false;
             let mut started = false;
@@ -2359,7 +2406,7 @@ mod tests {
                 u.m_dma_rd_req_ready.next = rd_resp.is_none();
                 u.s_dma_rd_resp_valid.next = rd_resp.is_some();
                 u.s_dma_rd_resp_err.next = rd_resp.is_some_and(|r| r.is_none());
-                u.s_dma_rd_resp_last.next = true;
+                u.s_dma_rd_resp_last.next = rd_more.is_empty();
                 u.s_dma_rd_resp_data.next = beat_from_bytes(&rd_resp.flatten().unwrap_or([0; 64]));
                 u.m_dma_wr_req_ready.next = wr.is_none();
                 u.m_dma_wr_data_ready.next = true;
@@ -2414,18 +2461,21 @@ mod tests {
                     ));
                 }
                 if rd_resp.is_some() && u.s_dma_rd_resp_ready.val() {
-                    rd_resp = None;
+                    rd_resp = rd_more.pop_front().map(Some);
                 } else if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
                     let a = u.m_dma_rd_req_addr.val().to_u64();
-                    let mut raw = [0u8; 64];
-                    let mut ok = true;
-                    for (i, x) in raw.iter_mut().enumerate() {
-                        match self.mem.get(&(a + i as u64)) {
-                            Some(&v) => *x = v,
-                            None => ok = false,
+                    let n = u.m_dma_rd_req_len.val().to_u64();
+                    out.dma_reads.push((a, n));
+                    let raw: Option<Vec<u8>> =
+                        (0..n).map(|i| self.mem.get(&(a + i)).copied()).collect();
+                    match raw {
+                        Some(raw) => {
+                            let mut beats = raw.chunks(64).map(|c| c.try_into().expect("64"));
+                            rd_resp = beats.next().map(Some);
+                            rd_more.extend(beats);
                         }
+                        None => rd_resp = Some(None),
                     }
-                    rd_resp = Some(ok.then_some(raw));
                 }
                 status_due = false;
                 if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
@@ -2576,6 +2626,57 @@ mod tests {
 
     /// A scripted conversation; each answer is what the model's `responder_rx` gives for the
     /// same packet and context (the rules in `model/src/responder.rs`).
+    /// Posted receives are read together (up to 8, to the ring's wrap) and served from
+    /// the block's buffer; a table write (here a reconnection's) forgets them.
+    #[test]
+    fn receives_are_read_ahead() {
+        let mut env = Env::new();
+        let lkey = mr_key(1, 0x11);
+        for slot in 0..4 {
+            env.post(slot, 0x50 + slot, 0x7000_0100 + 0x100 * slot, 0x100, lkey);
+        }
+        env.run(None, Some(3));
+        let send = |psn: u32| Req {
+            opcode: 0x04,
+            psn,
+            ack_req: true,
+            len: 64,
+            ..Req::default()
+        };
+        let o = env.run(Some((send(100), bytes(64, 1))), None);
+        assert_eq!(
+            o.dma_reads,
+            vec![(RQ_RING, 3 * 64)],
+            "the 3 posted, at once"
+        );
+        let o = env.run(Some((send(101), bytes(64, 2))), None);
+        assert!(o.dma_reads.is_empty(), "the 2nd receive from the buffer");
+        assert_eq!(o.cqes.len(), 1);
+        assert_eq!(o.cqes[0].3, 0x51, "its wr_id");
+        // the 4th posted: the 3rd still held, the 4th read alone
+        env.run(None, Some(4));
+        let o = env.run(Some((send(102), bytes(64, 3))), None);
+        assert!(o.dma_reads.is_empty());
+        assert_eq!(o.cqes[0].3, 0x52);
+        let o = env.run(Some((send(103), bytes(64, 4))), None);
+        assert_eq!(o.dma_reads, vec![(RQ_RING + 3 * 64, 64)]);
+        assert_eq!(o.cqes[0].3, 0x53);
+        // posted again around the ring (slots 0, 1); the contexts rewritten (as a
+        // command would): what was read ahead is forgotten
+        env.post(0, 0x60, 0x7000_0100, 0x100, lkey);
+        env.post(1, 0x61, 0x7000_0200, 0x100, lkey);
+        env.run(None, Some(6));
+        let o = env.run(Some((send(104), bytes(64, 5))), None);
+        assert_eq!(o.dma_reads, vec![(RQ_RING, 2 * 64)]);
+        assert_eq!(o.cqes[0].3, 0x60);
+        env.post(1, 0x71, 0x7000_0200, 0x100, lkey);
+        let (at, w) = field(qpa_layout::FIELDS, "min_rnr_timer");
+        put(&mut env.qpa, at, w, 13); // a table write (s_tbl_wr): the buffer is forgotten
+        let o = env.run(Some((send(105), bytes(64, 6))), None);
+        assert_eq!(o.dma_reads, vec![(RQ_RING + 64, 64)]);
+        assert_eq!(o.cqes[0].3, 0x71, "slot 1 read again");
+    }
+
     #[test]
     fn sends_writes_duplicates_gaps_and_errors_as_the_model() {
         let mut env = Env::new();

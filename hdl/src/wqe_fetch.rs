@@ -1,39 +1,42 @@
-//! `WqeFetch`: reads send WQEs from a QP's SQ ring by DMA, keeps a few ahead, decodes one.
+//! `RingFetch`: reads 64-byte WQEs from a QP's ring (SQ or RQ) by DMA and keeps a few
+//! ahead; `WqeFetch`: a `RingFetch` on the SQ that decodes the send WQE.
 //!
 //! ```text
-//!  s_req {qpn, sq_ring, sq_log, index, posted}
-//!     --> hit (the prefetch buffer holds (qpn, index))? --> buffer RAM --> decode --> m_wqe
+//!  s_req {qpn, ring, log, index, posted}
+//!     --> hit (the prefetch buffer holds (qpn, index))? --> buffer RAM --> m_ent (the 64 bytes)
 //!     --> miss: ONE DMA read of n = min(posted, BUF, slots to the ring's end) slots from
-//!         `index` on --> beats into the buffer (tagged qpn, index, n) --> decode --> m_wqe
+//!         `index` on --> beats into the buffer (tagged qpn, index, n) --> m_ent
 //!         (err, n > 1) --> the same request again as a 64-byte read
 //!         (err, n = 1) --> m_err pulse
+//!  WqeFetch: m_ent --> SendWqe decode --> m_wqe
 //! ```
 //!
-//! The slot is `index mod 2^sq_log` of the ring at IOVA `sq_ring << 6` (the `qpc` table's
-//! `sq_ring` and `sq_log` fields, as the model's `fetch_wqe` reads `sq_iova + 64 * slot`).
-//! The decode is the ABI's `SendWqe::from_bytes` (`proto/src/abi/wqe.rs`), which the bench
-//! holds it to: little-endian fields at their offsets; with `flags & INLINE` the 32 bytes at
-//! 0x20 are the inline payload and `compare_add`, `swap` and the SGE read as zero, without it
-//! the inline bytes read as zero. No validation here (the requester validates, as the
-//! model's `validate_wqe`).
+//! The slot is `index mod 2^log` of the ring at IOVA `ring << 6` (the `qpc` table's
+//! `sq_ring`/`sq_log` or `rq_ring`/`rq_log` fields, as the model's `fetch_wqe` reads
+//! `sq_iova + 64 * slot` and its responder the receive WQE). `WqeFetch`'s decode is the
+//! ABI's `SendWqe::from_bytes` (`proto/src/abi/wqe.rs`), which the bench holds it to:
+//! little-endian fields at their offsets; with `flags & INLINE` the 32 bytes at 0x20 are
+//! the inline payload and `compare_add`, `swap` and the SGE read as zero, without it the
+//! inline bytes read as zero. No validation here (the requester validates, as the model's
+//! `validate_wqe`; the responder decodes its receive WQEs itself).
 //!
 //! # The prefetch buffer
 //!
-//! `s_req_posted` is how many WQEs are posted from `index` on (`sq_pi - index`): only those
+//! `s_req_posted` is how many WQEs are posted from `index` on (`pi - index`): only those
 //! are read, so every WQE kept is one the host handed over at a doorbell and may not change
 //! until it completes (after it is fetched), and a WQE served from the buffer is the one the
-//! model's `fetch_wqe` reads at fetch time. A miss reads `n` = min(posted, [`BUF`], slots to
-//! the ring's wrap) slots (at least one) in one request (`n * 64` bytes, `n` beats) and
-//! keeps them in a [`BUF`] x 512-bit RAM tagged (qpn, first index, n); a later request of
-//! that QP whose index lies in `first .. first + n` (the full 32-bit free-running index) is
-//! a hit: no DMA. `s_inv` (a pulse; the requester's QP clear: a RESET or DESTROYED QP whose
-//! indices start again with other contents) empties the buffer, also a fill in flight.
-//! Go-back-N and the flush ask again for WQEs already fetched: hits when still held.
+//! model reads at fetch time. A miss reads `n` = min(posted, [`BUF`], slots to the ring's
+//! wrap) slots (at least one) in one request (`n * 64` bytes, `n` beats) and keeps them in
+//! a [`BUF`] x 512-bit RAM tagged (qpn, first index, n); a later request of that QP whose
+//! index lies in `first .. first + n` (the full 32-bit free-running index) is a hit: no
+//! DMA. `s_inv` (a pulse, or held: the user's QP clear, a RESET or DESTROYED QP whose
+//! indices start again with other contents) empties the buffer, also a fill in flight (the
+//! fill's own WQE is still answered). Go-back-N and the flushes ask again for WQEs already
+//! fetched: hits when still held.
 //!
 //! A multi-slot read refused (`err`: one beat) does not fail the WQE: another slot of the
 //! read may lie on an unmapped page. The request is read again alone (64 bytes), and only
-//! that read's refusal pulses `m_err_*` (the model then counts a DMA fault and moves the QP
-//! to the error state).
+//! that read's refusal pulses `m_err_*` (the model then counts a DMA fault).
 //!
 //! One request at a time. Latency: a hit is offered 2 cycles after the request is taken;
 //! a miss issues its read 1 cycle after, and offers the WQE 1 cycle after the read's last
@@ -58,22 +61,22 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
 
-/// The fetcher; see the [module docs](self).
+/// The ring reader with its prefetch buffer; see the [module docs](self).
 #[derive(LogicBlock)]
-pub struct WqeFetch<const QA: usize> {
+pub struct RingFetch<const QA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
-    /// A WQE to fetch: the QP, its SQ ring (IOVA >> 6) and size (log2 entries), the
-    /// free-running SQ index, and how many WQEs are posted from it on (`sq_pi - index`).
+    /// A WQE to fetch: the QP, its ring (IOVA >> 6) and size (log2 entries), the
+    /// free-running index, and how many WQEs are posted from it on (`pi - index`).
     pub s_req_valid: Signal<In, Bit>,
     pub s_req_ready: Signal<Out, Bit>,
     pub s_req_qpn: Signal<In, Bits<QA>>,
-    pub s_req_sq_ring: Signal<In, Bits<58>>,
-    pub s_req_sq_log: Signal<In, Bits<4>>,
+    pub s_req_ring: Signal<In, Bits<58>>,
+    pub s_req_log: Signal<In, Bits<4>>,
     pub s_req_index: Signal<In, Bits<32>>,
     pub s_req_posted: Signal<In, Bits<32>>,
-    /// Pulse: forget every WQE held (a QP was reset or destroyed).
+    /// Forget every WQE held (a QP was reset or destroyed); may be held high.
     pub s_inv: Signal<In, Bit>,
 
     // --- DMA read client ---
@@ -89,25 +92,12 @@ pub struct WqeFetch<const QA: usize> {
     pub s_dma_rd_resp_last: Signal<In, Bit>,
     pub s_dma_rd_resp_err: Signal<In, Bit>,
 
-    /// The decoded WQE (`SendWqe`'s fields), with the request's QP and index.
-    pub m_wqe_valid: Signal<Out, Bit>,
-    pub m_wqe_ready: Signal<In, Bit>,
-    pub m_wqe_qpn: Signal<Out, Bits<QA>>,
-    pub m_wqe_index: Signal<Out, Bits<32>>,
-    pub m_wqe_wr_id: Signal<Out, Bits<64>>,
-    pub m_wqe_opcode: Signal<Out, Bits<8>>,
-    pub m_wqe_flags: Signal<Out, Bits<8>>,
-    pub m_wqe_inline_len: Signal<Out, Bits<8>>,
-    pub m_wqe_num_sge: Signal<Out, Bits<8>>,
-    pub m_wqe_imm: Signal<Out, Bits<32>>,
-    pub m_wqe_remote_addr: Signal<Out, Bits<64>>,
-    pub m_wqe_rkey: Signal<Out, Bits<32>>,
-    pub m_wqe_compare_add: Signal<Out, Bits<64>>,
-    pub m_wqe_swap: Signal<Out, Bits<64>>,
-    pub m_wqe_inline: Signal<Out, Bits<256>>,
-    pub m_wqe_sge_addr: Signal<Out, Bits<64>>,
-    pub m_wqe_sge_length: Signal<Out, Bits<32>>,
-    pub m_wqe_sge_lkey: Signal<Out, Bits<32>>,
+    /// The WQE's 64 bytes (byte `i` in bits `8i..8i+7`), with the request's QP and index.
+    pub m_ent_valid: Signal<Out, Bit>,
+    pub m_ent_ready: Signal<In, Bit>,
+    pub m_ent_qpn: Signal<Out, Bits<QA>>,
+    pub m_ent_index: Signal<Out, Bits<32>>,
+    pub m_ent_beat: Signal<Out, Bits<DATA_BITS>>,
 
     /// Pulse: the read of the WQE failed.
     pub m_err_valid: Signal<Out, Bit>,
@@ -137,9 +127,7 @@ pub struct WqeFetch<const QA: usize> {
     nn: Signal<Local, Bits<32>>,
     off: Signal<Local, Bits<32>>,
     hit: Signal<Local, Bit>,
-    is_inline: Signal<Local, Bit>,
     unused_tag: Signal<Local, Bits<8>>,
-    unused_rsvd: Signal<Local, Bits<32>>,
 
     st_idle: Constant<Bits<3>>,
     st_req: Constant<Bits<3>>,
@@ -152,26 +140,22 @@ pub struct WqeFetch<const QA: usize> {
     zero6: Constant<Bits<6>>,
     zero26: Constant<Bits<26>>,
     zero32: Constant<Bits<32>>,
-    zero64: Constant<Bits<64>>,
-    zero256: Constant<Bits<256>>,
     zero_cnt: Constant<Bits<BUF_LOG>>,
     six: Constant<Bits<3>>,
     one_cnt: Constant<Bits<BUF_LOG>>,
     tag: Constant<Bits<8>>,
-    inline_flag: Constant<Bits<8>>,
-    zero8: Constant<Bits<8>>,
 }
 
-impl<const QA: usize> Default for WqeFetch<QA> {
+impl<const QA: usize> Default for RingFetch<QA> {
     fn default() -> Self {
-        WqeFetch {
+        RingFetch {
             clock: Default::default(),
             reset: Default::default(),
             s_req_valid: Default::default(),
             s_req_ready: Default::default(),
             s_req_qpn: Default::default(),
-            s_req_sq_ring: Default::default(),
-            s_req_sq_log: Default::default(),
+            s_req_ring: Default::default(),
+            s_req_log: Default::default(),
             s_req_index: Default::default(),
             s_req_posted: Default::default(),
             s_inv: Default::default(),
@@ -186,24 +170,11 @@ impl<const QA: usize> Default for WqeFetch<QA> {
             s_dma_rd_resp_tag: Default::default(),
             s_dma_rd_resp_last: Default::default(),
             s_dma_rd_resp_err: Default::default(),
-            m_wqe_valid: Default::default(),
-            m_wqe_ready: Default::default(),
-            m_wqe_qpn: Default::default(),
-            m_wqe_index: Default::default(),
-            m_wqe_wr_id: Default::default(),
-            m_wqe_opcode: Default::default(),
-            m_wqe_flags: Default::default(),
-            m_wqe_inline_len: Default::default(),
-            m_wqe_num_sge: Default::default(),
-            m_wqe_imm: Default::default(),
-            m_wqe_remote_addr: Default::default(),
-            m_wqe_rkey: Default::default(),
-            m_wqe_compare_add: Default::default(),
-            m_wqe_swap: Default::default(),
-            m_wqe_inline: Default::default(),
-            m_wqe_sge_addr: Default::default(),
-            m_wqe_sge_length: Default::default(),
-            m_wqe_sge_lkey: Default::default(),
+            m_ent_valid: Default::default(),
+            m_ent_ready: Default::default(),
+            m_ent_qpn: Default::default(),
+            m_ent_index: Default::default(),
+            m_ent_beat: Default::default(),
             m_err_valid: Default::default(),
             m_err_qpn: Default::default(),
             m_err_index: Default::default(),
@@ -226,9 +197,7 @@ impl<const QA: usize> Default for WqeFetch<QA> {
             nn: Default::default(),
             off: Default::default(),
             hit: Default::default(),
-            is_inline: Default::default(),
             unused_tag: Default::default(),
-            unused_rsvd: Default::default(),
             st_idle: k(IDLE),
             st_req: k(REQ),
             st_wait: k(WAIT),
@@ -240,19 +209,15 @@ impl<const QA: usize> Default for WqeFetch<QA> {
             zero6: k(0),
             zero26: k(0),
             zero32: k(0),
-            zero64: k(0),
-            zero256: k(0),
             zero_cnt: k(0),
             six: k(6),
             one_cnt: k(1),
             tag: k(0),
-            inline_flag: k(u64::from(rocenic_proto::abi::verbs::send_flags::INLINE)),
-            zero8: k(0),
         }
     }
 }
 
-impl<const QA: usize> Logic for WqeFetch<QA> {
+impl<const QA: usize> Logic for RingFetch<QA> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
@@ -263,12 +228,12 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
         self.held.write_clock.next = self.clock.val();
 
         // ---- IDLE: take a request; the slot's address; hit or the read's length ----
-        self.slot.next = self.s_req_index.val() & !(self.ones32.val() << self.s_req_sq_log.val());
+        self.slot.next = self.s_req_index.val() & !(self.ones32.val() << self.s_req_log.val());
         self.slot58.lo.next = self.slot.val();
         self.slot58.hi.next = self.zero26.val();
-        self.addr64.hi.next = self.s_req_sq_ring.val() + self.slot58.y.val();
+        self.addr64.hi.next = self.s_req_ring.val() + self.slot58.y.val();
         self.addr64.lo.next = self.zero6.val();
-        self.to_wrap.next = (self.one32.val() << self.s_req_sq_log.val()) - self.slot.val();
+        self.to_wrap.next = (self.one32.val() << self.s_req_log.val()) - self.slot.val();
         self.nn.next = self.buf32.val();
         if self.s_req_posted.val() < self.nn.val() {
             self.nn.next = self.s_req_posted.val();
@@ -353,37 +318,12 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
             }
         }
 
-        // ---- OUT: the decoded WQE, held until taken ----
-        self.m_wqe_valid.next = self.state.q.val() == self.st_out.val();
-        self.m_wqe_qpn.next = self.qpn.q.val();
-        self.m_wqe_index.next = self.index.q.val();
-        self.m_wqe_wr_id.next = self.beat.q.val().get_bits::<64>(0);
-        self.m_wqe_opcode.next = self.beat.q.val().get_bits::<8>(64);
-        self.m_wqe_flags.next = self.beat.q.val().get_bits::<8>(72);
-        self.m_wqe_inline_len.next = self.beat.q.val().get_bits::<8>(80);
-        self.m_wqe_num_sge.next = self.beat.q.val().get_bits::<8>(88);
-        self.m_wqe_imm.next = self.beat.q.val().get_bits::<32>(96);
-        self.m_wqe_remote_addr.next = self.beat.q.val().get_bits::<64>(128);
-        self.m_wqe_rkey.next = self.beat.q.val().get_bits::<32>(192);
-        self.unused_rsvd.next = self.beat.q.val().get_bits::<32>(224);
-        self.is_inline.next =
-            (self.beat.q.val().get_bits::<8>(72) & self.inline_flag.val()) != self.zero8.val();
-        if self.is_inline.val() {
-            self.m_wqe_compare_add.next = self.zero64.val();
-            self.m_wqe_swap.next = self.zero64.val();
-            self.m_wqe_sge_addr.next = self.zero64.val();
-            self.m_wqe_sge_length.next = self.zero32.val();
-            self.m_wqe_sge_lkey.next = self.zero32.val();
-            self.m_wqe_inline.next = self.beat.q.val().get_bits::<256>(256);
-        } else {
-            self.m_wqe_compare_add.next = self.beat.q.val().get_bits::<64>(256);
-            self.m_wqe_swap.next = self.beat.q.val().get_bits::<64>(320);
-            self.m_wqe_sge_addr.next = self.beat.q.val().get_bits::<64>(384);
-            self.m_wqe_sge_length.next = self.beat.q.val().get_bits::<32>(448);
-            self.m_wqe_sge_lkey.next = self.beat.q.val().get_bits::<32>(480);
-            self.m_wqe_inline.next = self.zero256.val();
-        }
-        if (self.state.q.val() == self.st_out.val()) & self.m_wqe_ready.val() {
+        // ---- OUT: the WQE, held until taken ----
+        self.m_ent_valid.next = self.state.q.val() == self.st_out.val();
+        self.m_ent_qpn.next = self.qpn.q.val();
+        self.m_ent_index.next = self.index.q.val();
+        self.m_ent_beat.next = self.beat.q.val();
+        if (self.state.q.val() == self.st_out.val()) & self.m_ent_ready.val() {
             self.state.d.next = self.st_idle.val();
         }
 
@@ -396,6 +336,192 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
             self.buf_v.d.next = false;
+        }
+    }
+}
+
+/// A [`RingFetch`] on the SQ with the send WQE decoded; see the [module docs](self).
+#[derive(LogicBlock)]
+pub struct WqeFetch<const QA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// A WQE to fetch: the QP, its SQ ring (IOVA >> 6) and size (log2 entries), the
+    /// free-running SQ index, and how many WQEs are posted from it on (`sq_pi - index`).
+    pub s_req_valid: Signal<In, Bit>,
+    pub s_req_ready: Signal<Out, Bit>,
+    pub s_req_qpn: Signal<In, Bits<QA>>,
+    pub s_req_sq_ring: Signal<In, Bits<58>>,
+    pub s_req_sq_log: Signal<In, Bits<4>>,
+    pub s_req_index: Signal<In, Bits<32>>,
+    pub s_req_posted: Signal<In, Bits<32>>,
+    /// Pulse: forget every WQE held (a QP was reset or destroyed).
+    pub s_inv: Signal<In, Bit>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    /// The decoded WQE (`SendWqe`'s fields), with the request's QP and index.
+    pub m_wqe_valid: Signal<Out, Bit>,
+    pub m_wqe_ready: Signal<In, Bit>,
+    pub m_wqe_qpn: Signal<Out, Bits<QA>>,
+    pub m_wqe_index: Signal<Out, Bits<32>>,
+    pub m_wqe_wr_id: Signal<Out, Bits<64>>,
+    pub m_wqe_opcode: Signal<Out, Bits<8>>,
+    pub m_wqe_flags: Signal<Out, Bits<8>>,
+    pub m_wqe_inline_len: Signal<Out, Bits<8>>,
+    pub m_wqe_num_sge: Signal<Out, Bits<8>>,
+    pub m_wqe_imm: Signal<Out, Bits<32>>,
+    pub m_wqe_remote_addr: Signal<Out, Bits<64>>,
+    pub m_wqe_rkey: Signal<Out, Bits<32>>,
+    pub m_wqe_compare_add: Signal<Out, Bits<64>>,
+    pub m_wqe_swap: Signal<Out, Bits<64>>,
+    pub m_wqe_inline: Signal<Out, Bits<256>>,
+    pub m_wqe_sge_addr: Signal<Out, Bits<64>>,
+    pub m_wqe_sge_length: Signal<Out, Bits<32>>,
+    pub m_wqe_sge_lkey: Signal<Out, Bits<32>>,
+
+    /// Pulse: the read of the WQE failed.
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
+    pub m_err_index: Signal<Out, Bits<32>>,
+
+    ring: RingFetch<QA>,
+    is_inline: Signal<Local, Bit>,
+    unused_rsvd: Signal<Local, Bits<32>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    zero256: Constant<Bits<256>>,
+    inline_flag: Constant<Bits<8>>,
+    zero8: Constant<Bits<8>>,
+}
+
+impl<const QA: usize> Default for WqeFetch<QA> {
+    fn default() -> Self {
+        WqeFetch {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_qpn: Default::default(),
+            s_req_sq_ring: Default::default(),
+            s_req_sq_log: Default::default(),
+            s_req_index: Default::default(),
+            s_req_posted: Default::default(),
+            s_inv: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_wqe_valid: Default::default(),
+            m_wqe_ready: Default::default(),
+            m_wqe_qpn: Default::default(),
+            m_wqe_index: Default::default(),
+            m_wqe_wr_id: Default::default(),
+            m_wqe_opcode: Default::default(),
+            m_wqe_flags: Default::default(),
+            m_wqe_inline_len: Default::default(),
+            m_wqe_num_sge: Default::default(),
+            m_wqe_imm: Default::default(),
+            m_wqe_remote_addr: Default::default(),
+            m_wqe_rkey: Default::default(),
+            m_wqe_compare_add: Default::default(),
+            m_wqe_swap: Default::default(),
+            m_wqe_inline: Default::default(),
+            m_wqe_sge_addr: Default::default(),
+            m_wqe_sge_length: Default::default(),
+            m_wqe_sge_lkey: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_index: Default::default(),
+            ring: Default::default(),
+            is_inline: Default::default(),
+            unused_rsvd: Default::default(),
+            zero32: k(0),
+            zero64: k(0),
+            zero256: k(0),
+            inline_flag: k(u64::from(rocenic_proto::abi::verbs::send_flags::INLINE)),
+            zero8: k(0),
+        }
+    }
+}
+
+impl<const QA: usize> Logic for WqeFetch<QA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.ring.clock.next = self.clock.val();
+        self.ring.reset.next = self.reset.val();
+        self.ring.s_req_valid.next = self.s_req_valid.val();
+        self.s_req_ready.next = self.ring.s_req_ready.val();
+        self.ring.s_req_qpn.next = self.s_req_qpn.val();
+        self.ring.s_req_ring.next = self.s_req_sq_ring.val();
+        self.ring.s_req_log.next = self.s_req_sq_log.val();
+        self.ring.s_req_index.next = self.s_req_index.val();
+        self.ring.s_req_posted.next = self.s_req_posted.val();
+        self.ring.s_inv.next = self.s_inv.val();
+        self.m_dma_rd_req_valid.next = self.ring.m_dma_rd_req_valid.val();
+        self.ring.m_dma_rd_req_ready.next = self.m_dma_rd_req_ready.val();
+        self.m_dma_rd_req_addr.next = self.ring.m_dma_rd_req_addr.val();
+        self.m_dma_rd_req_len.next = self.ring.m_dma_rd_req_len.val();
+        self.m_dma_rd_req_tag.next = self.ring.m_dma_rd_req_tag.val();
+        self.ring.s_dma_rd_resp_valid.next = self.s_dma_rd_resp_valid.val();
+        self.s_dma_rd_resp_ready.next = self.ring.s_dma_rd_resp_ready.val();
+        self.ring.s_dma_rd_resp_data.next = self.s_dma_rd_resp_data.val();
+        self.ring.s_dma_rd_resp_tag.next = self.s_dma_rd_resp_tag.val();
+        self.ring.s_dma_rd_resp_last.next = self.s_dma_rd_resp_last.val();
+        self.ring.s_dma_rd_resp_err.next = self.s_dma_rd_resp_err.val();
+        self.m_err_valid.next = self.ring.m_err_valid.val();
+        self.m_err_qpn.next = self.ring.m_err_qpn.val();
+        self.m_err_index.next = self.ring.m_err_index.val();
+
+        // ---- the send WQE's fields ----
+        self.m_wqe_valid.next = self.ring.m_ent_valid.val();
+        self.ring.m_ent_ready.next = self.m_wqe_ready.val();
+        self.m_wqe_qpn.next = self.ring.m_ent_qpn.val();
+        self.m_wqe_index.next = self.ring.m_ent_index.val();
+        self.m_wqe_wr_id.next = self.ring.m_ent_beat.val().get_bits::<64>(0);
+        self.m_wqe_opcode.next = self.ring.m_ent_beat.val().get_bits::<8>(64);
+        self.m_wqe_flags.next = self.ring.m_ent_beat.val().get_bits::<8>(72);
+        self.m_wqe_inline_len.next = self.ring.m_ent_beat.val().get_bits::<8>(80);
+        self.m_wqe_num_sge.next = self.ring.m_ent_beat.val().get_bits::<8>(88);
+        self.m_wqe_imm.next = self.ring.m_ent_beat.val().get_bits::<32>(96);
+        self.m_wqe_remote_addr.next = self.ring.m_ent_beat.val().get_bits::<64>(128);
+        self.m_wqe_rkey.next = self.ring.m_ent_beat.val().get_bits::<32>(192);
+        self.unused_rsvd.next = self.ring.m_ent_beat.val().get_bits::<32>(224);
+        self.is_inline.next = (self.ring.m_ent_beat.val().get_bits::<8>(72)
+            & self.inline_flag.val())
+            != self.zero8.val();
+        if self.is_inline.val() {
+            self.m_wqe_compare_add.next = self.zero64.val();
+            self.m_wqe_swap.next = self.zero64.val();
+            self.m_wqe_sge_addr.next = self.zero64.val();
+            self.m_wqe_sge_length.next = self.zero32.val();
+            self.m_wqe_sge_lkey.next = self.zero32.val();
+            self.m_wqe_inline.next = self.ring.m_ent_beat.val().get_bits::<256>(256);
+        } else {
+            self.m_wqe_compare_add.next = self.ring.m_ent_beat.val().get_bits::<64>(256);
+            self.m_wqe_swap.next = self.ring.m_ent_beat.val().get_bits::<64>(320);
+            self.m_wqe_sge_addr.next = self.ring.m_ent_beat.val().get_bits::<64>(384);
+            self.m_wqe_sge_length.next = self.ring.m_ent_beat.val().get_bits::<32>(448);
+            self.m_wqe_sge_lkey.next = self.ring.m_ent_beat.val().get_bits::<32>(480);
+            self.m_wqe_inline.next = self.zero256.val();
         }
     }
 }

@@ -404,6 +404,8 @@ struct Rtl {
     /// The tables as the last run left them: a change made between runs (the command
     /// engine's part: a reconnection, MODIFY_QP to ERR) is signalled on `s_tbl_wr`.
     seen: Option<Snapshot>,
+    /// DMA reads of more than one RQ WQE (receives fetched ahead).
+    multi_slot_reads: usize,
 }
 
 /// The contexts and MRs, to notice a change.
@@ -463,7 +465,9 @@ impl Rtl {
         // context reads: (due, table, addr)
         let mut rd: [Option<usize>; 3] = [None; 3];
         let mut mr_pending: Option<(u32, Result<u64, ()>)> = None;
+        // The beat offered (after a delay; None = the read refused) and the read's later beats.
         let mut rd_resp: Option<(u32, Option<[u8; 64]>)> = None;
+        let mut rd_more: VecDeque<[u8; 64]> = VecDeque::new();
         let mut wr: Option<(u64, usize, usize, Vec<u8>)> = None;
         let mut status_due: Option<(u32, bool)> = None;
         // error reports to send: (atomic, qpn, psn)
@@ -568,7 +572,7 @@ impl Rtl {
             let resp = rd_resp.filter(|r| r.0 == 0);
             u.s_dma_rd_resp_valid.next = resp.is_some();
             u.s_dma_rd_resp_err.next = resp.is_some_and(|r| r.1.is_none());
-            u.s_dma_rd_resp_last.next = true;
+            u.s_dma_rd_resp_last.next = rd_more.is_empty();
             u.s_dma_rd_resp_data.next = beat_from_bytes(&resp.and_then(|r| r.1).unwrap_or([0; 64]));
             u.m_dma_wr_req_ready.next = wr.is_none() && status_due.is_none() && rdy[6];
             u.m_dma_wr_data_ready.next = rdy[7];
@@ -652,16 +656,28 @@ impl Rtl {
                 mr_pending = Some((1 + self.rng.below(3) as u32, r));
             }
             if resp.is_some() && u.s_dma_rd_resp_ready.val() {
-                rd_resp = None;
+                rd_resp = rd_more.pop_front().map(|b| (0, Some(b)));
             } else if let Some((d, r)) = rd_resp {
                 rd_resp = Some((d.saturating_sub(1), r));
             }
             if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
                 let a = u.m_dma_rd_req_addr.val().to_u64();
-                assert_eq!(u.m_dma_rd_req_len.val().to_u64(), 64);
-                let mut raw = [0u8; 64];
-                let ok = self.host.read(a, &mut raw);
-                rd_resp = Some((1 + self.rng.below(4) as u32, ok.then_some(raw)));
+                // RQ WQEs: up to 8 slots of 64 bytes in one read
+                let n = u.m_dma_rd_req_len.val().to_u64() as usize;
+                assert!(
+                    n.is_multiple_of(64) && (64..=512).contains(&n),
+                    "a read of {n} bytes"
+                );
+                let mut raw = vec![0u8; n];
+                let delay = 1 + self.rng.below(4) as u32;
+                self.multi_slot_reads += usize::from(n > 64);
+                if self.host.read(a, &mut raw) {
+                    let mut beats = raw.chunks(64).map(|c| c.try_into().expect("64"));
+                    rd_resp = Some((delay, beats.next()));
+                    rd_more.extend(beats);
+                } else {
+                    rd_resp = Some((delay, None));
+                }
             }
             if st.is_some() {
                 status_due = None;
@@ -1128,6 +1144,7 @@ struct Stats {
     doorbells: usize,
     reconnects: usize,
     counters: [u64; 6],
+    multi_slot_reads: usize,
 }
 
 struct World {
@@ -1203,6 +1220,7 @@ impl World {
             rng: Rng::new(seed ^ 0x5555),
             pat,
             seen: None,
+            multi_slot_reads: 0,
         };
         let mut w = World {
             stats: Stats::default(),
@@ -1603,6 +1621,7 @@ fn random_streams_match_the_model() {
             w.step();
         }
         let s = w.stats;
+        total.multi_slot_reads += w.rtl.multi_slot_reads;
         for (k, v) in s.packets {
             *total.packets.entry(k).or_default() += v;
         }
@@ -1668,4 +1687,5 @@ fn random_streams_match_the_model() {
         "SEND with invalidate: no success or no refusal"
     );
     assert!(total.counters.iter().all(|&c| c > 0), "every counter moved");
+    assert!(total.multi_slot_reads > 0, "no receive WQEs fetched ahead");
 }
