@@ -748,6 +748,7 @@ mod tests {
     use crate::bench::{Bench, Rng};
     use crate::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
     use crate::requester::CNT_UNKNOWN_QP;
+    use crate::responder::diff::COUNTERS as RESP_COUNTERS;
 
     const QA: usize = 3;
     const QPS: usize = 1 << QA;
@@ -766,15 +767,6 @@ mod tests {
         /// A frame sent: (qpn, bytes)
         tx: Option<(usize, u64)>,
     }
-
-    const RESP_COUNTERS: [Counter; 6] = [
-        Counter::Duplicates,
-        Counter::PsnSeqDrops,
-        Counter::NaksSent,
-        Counter::RnrNaksSent,
-        Counter::UnknownQpDrops,
-        Counter::DmaFaults,
-    ];
 
     fn rx_counter(code: u64) -> Counter {
         match code {

@@ -199,14 +199,14 @@ fn every_engine_size_lints_clean() {
 
 /// The engine's storage as yosys' front end sees it (`gates::Structure`), recorded at
 /// both build sizes in docs/hdl.md and held within [`ENGINE_MARGIN`] both ways.
-const ENGINE_DEFAULT_MEMORY_BITS: u64 = 2_619_744;
-const ENGINE_LARGE_MEMORY_BITS: u64 = 11_823_584;
+const ENGINE_DEFAULT_MEMORY_BITS: u64 = 2_623_840;
+const ENGINE_LARGE_MEMORY_BITS: u64 = 11_827_680;
 /// BRAM36 data plus parity bits: the unit the large build's extra memory is counted in.
 const BRAM36_BITS: u64 = 36 * 1024;
 /// How many more register bits the large build may have: only the QP and MR index
 /// registers widen (by 2 and 4 bits; 20 bits in all recorded; 108 measured with the
 /// per-QP counters, whose eight lanes hold two QP numbers each; 114 with the ninth, TX;
-/// 210 with the Segmenter's 64 slot QPNs, 2 bits wider each).
+/// 212 with the Segmenter's 64 slot QPNs, 2 bits wider each, and the responder's RQ reader).
 const ENGINE_LARGE_MAX_EXTRA_REGISTER_BITS: u64 = 230;
 
 /// The CI utilization gate of the engine at both build sizes (one thread each, about

@@ -195,8 +195,9 @@ impl DmaPort for Host {
     }
 }
 
-/// The counters the responder pulses, in the order of its `m_cnt_*` ports.
-const COUNTERS: [Counter; 6] = [
+/// The counters the responder pulses, in the order of its `m_cnt_*` ports (also the
+/// per-QP counters bench's order).
+pub(crate) const COUNTERS: [Counter; 6] = [
     Counter::Duplicates,
     Counter::PsnSeqDrops,
     Counter::NaksSent,
