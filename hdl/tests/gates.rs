@@ -253,9 +253,9 @@ fn engine_sizes_keep_their_state_in_memories() {
 /// that synthesis trimmed a block whose outputs go nowhere. Either way, look, then update
 /// the record here and in the docs.
 const ENGINE_DEFAULT: EngineRecord = EngineRecord {
-    luts: 38_273,
-    ffs: 40_850,
-    bram36: 88.0,
+    luts: 39_992,
+    ffs: 42_557,
+    bram36: 90.0,
 };
 const ENGINE_LARGE: EngineRecord = EngineRecord {
     luts: 34_740,
