@@ -32,7 +32,7 @@ if ! has --backend "$@"; then
 fi
 
 mkdir -p out
-cargo run --release -q -p rocenic-driver --bin rocenic -- demo --pcap out/demo.pcap \
+cargo run --release -q -p rocenic-cli --bin rocenic -- demo --pcap out/demo.pcap \
     "${defaults[@]}" "$@"
 /usr/bin/python3 tests/oracles/check_pcap.py out/demo.pcap \
     --require-opcodes 0x04,0x06,0x0a,0x0c,0x10,0x11,0x12,0x13,0x14

@@ -129,6 +129,8 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
 
 #[cfg(test)]
 pub(crate) mod fake;
+#[cfg(feature = "model")]
 pub mod model;
+#[cfg(feature = "rtl")]
 pub mod rtl;
 pub mod vfio;

@@ -1,18 +1,18 @@
-//! rocenic userspace driver: a verbs-like API over the rocenic host ABI, the backends that
-//! connect it to a device, and the logic of the `rocenic` command-line tool.
+//! rocenic userspace driver: a verbs-like API over the rocenic host ABI and the backends
+//! that connect it to a device. The `rocenic` command lives in its own crate
+//! (`rocenic-cli`), so an application linking this library gets no CLI dependencies.
 //!
 //! - [`backend`]: the [`Backend`] trait (BAR0 access, DMA memory, time) and its
-//!   implementations (`backend::model`: the behavioural model in a simulated world).
+//!   implementations: `backend::vfio` (a board through VFIO, always built),
+//!   `backend::model` (the behavioural model in a simulated world, cargo feature `model`)
+//!   and `backend::rtl` (the Verilated RTL engine, cargo feature `rtl`).
 //! - [`verbs`]: [`Context`] and the handles, work requests and completions, with
 //!   rdma-core's names.
-//! - [`cli`]: the `rocenic demo` and `rocenic perf` commands, as a library so they can be
-//!   tested.
 // `unsafe` (ioctls, mmap, MMIO, DMA memory) is allowed in one module only:
 // `backend::vfio::sys`.
 #![deny(unsafe_code)]
 
 pub mod backend;
-pub mod cli;
 mod error;
 pub mod verbs;
 

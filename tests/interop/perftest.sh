@@ -76,7 +76,7 @@ done
 [ -n "$verb" ] || { echo "perftest.sh: which test? write, read, send or atomic" >&2; usage; }
 if [ ! -x "$rocenic" ]; then
     echo "perftest.sh: no rocenic binary at $rocenic" \
-         "(cargo build --release -p rocenic-driver --bin rocenic, or --rocenic PATH)" >&2
+         "(cargo build --release -p rocenic-cli --bin rocenic, or --rocenic PATH)" >&2
     exit 1
 fi
 

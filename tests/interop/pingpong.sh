@@ -62,7 +62,7 @@ done
 
 if [ ! -x "$rocenic" ]; then
     echo "pingpong.sh: no rocenic binary at $rocenic" \
-         "(cargo build --release -p rocenic-driver --bin rocenic, or --rocenic PATH)" >&2
+         "(cargo build --release -p rocenic-cli --bin rocenic, or --rocenic PATH)" >&2
     exit 1
 fi
 

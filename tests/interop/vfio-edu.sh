@@ -49,7 +49,7 @@ die() { echo "vfio-edu: FAIL: $*" >&2; exit 1; }
 if [[ -z $BIN ]]; then
     BIN=$REPO/target/release/rocenic-vfio-edu
     if [[ ! -x $BIN ]]; then
-        (cd "$REPO" && cargo build --release -q -p rocenic-driver --bin rocenic-vfio-edu) \
+        (cd "$REPO" && cargo build --release -q -p rocenic-cli --bin rocenic-vfio-edu) \
             || die "cannot build rocenic-vfio-edu"
     fi
 fi

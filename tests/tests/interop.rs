@@ -47,7 +47,7 @@ fn rocenic() -> PathBuf {
                 "build",
                 "--release",
                 "-p",
-                "rocenic-driver",
+                "rocenic-cli",
                 "--bin",
                 "rocenic",
             ])
@@ -56,7 +56,7 @@ fn rocenic() -> PathBuf {
             .expect("running cargo build for the rocenic binary");
         assert!(
             status.success(),
-            "cargo build --release -p rocenic-driver --bin rocenic failed"
+            "cargo build --release -p rocenic-cli --bin rocenic failed"
         );
     }
     assert!(bin.exists(), "no rocenic binary at {}", bin.display());
@@ -89,7 +89,7 @@ fn assert_fresh(bin: &Path) {
         .find(|d| mtime(d).is_some_and(|t| t > built));
     if let Some(source) = stale {
         panic!(
-            "{} is older than {}: rebuild it (cargo build --release -p rocenic-driver --bin \
+            "{} is older than {}: rebuild it (cargo build --release -p rocenic-cli --bin \
              rocenic) or run the tests with cargo test",
             bin.display(),
             source.display()

@@ -109,9 +109,9 @@ fn demo_passes_the_oracles(name: &str, args: &[&str]) {
     let pcap = scratch(name);
     let mut argv = vec!["rocenic", "demo", "--pcap", pcap.to_str().unwrap()];
     argv.extend_from_slice(args);
-    let cli = rocenic_driver::cli::Cli::parse_from(argv);
+    let cli = rocenic_cli::Cli::parse_from(argv);
     let mut out = Vec::new();
-    rocenic_driver::cli::run(cli, &mut out).expect("the demo passes");
+    rocenic_cli::run(cli, &mut out).expect("the demo passes");
     println!("{}", String::from_utf8_lossy(&out));
     let frames = rocenic_sim::read_pcap_file(&pcap).unwrap();
     assert!(
@@ -155,13 +155,9 @@ fn oracles_catch_a_corrupted_frame() {
     let pcap = scratch("corrupt.pcap");
     let mut frames = {
         let src = scratch("small.pcap");
-        let cli = rocenic_driver::cli::Cli::parse_from([
-            "rocenic",
-            "demo",
-            "--pcap",
-            src.to_str().unwrap(),
-        ]);
-        rocenic_driver::cli::run(cli, &mut Vec::new()).expect("the demo passes");
+        let cli =
+            rocenic_cli::Cli::parse_from(["rocenic", "demo", "--pcap", src.to_str().unwrap()]);
+        rocenic_cli::run(cli, &mut Vec::new()).expect("the demo passes");
         rocenic_sim::read_pcap_file(&src).unwrap()
     };
     frames.truncate(200);

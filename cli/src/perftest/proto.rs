@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
-use crate::cli::pingpong::handshake::{read_all, write_all};
+use crate::pingpong::handshake::{read_all, write_all};
 
 /// The protocol version we announce: perftest 4.5-0.17's `VERSION`.
 pub const VERSION: &str = "6.06";

@@ -5,7 +5,7 @@
 //! Needs `verilator` (5.x) and `g++`, and FAILS without them (install with
 //! `scripts/install-deps.sh rtl`). The Verilated engine is cached under the target
 //! directory, so only the first run pays for its build. Figures (build time, engine
-//! cycles/s in a world): `cargo test -p rocenic-driver --release --test rtl -- --nocapture`.
+//! cycles/s in a world): `cargo test -p rocenic-cli --release --test rtl -- --nocapture`.
 
 use std::cell::RefCell;
 use std::fmt::Debug;
@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rocenic_cli::perf::{run_perf, PerfArgs, PerfOp};
+use rocenic_cli::setup::{parse_backend, Testbed, TestbedOptions};
 use rocenic_driver::backend::model::ModelBackend;
 use rocenic_driver::backend::rtl::{self, single_node};
-use rocenic_driver::cli::perf::{run_perf, PerfArgs, PerfOp};
-use rocenic_driver::cli::setup::{parse_backend, Testbed, TestbedOptions};
 use rocenic_driver::verbs::DEFAULT_CMD_TIMEOUT;
 use rocenic_driver::{
     access, qp_attr, AhAttr, Buffer, Context, Counter, Cq, Error, Mr, Mtu, Pd, Qp, QpAttr, QpCap,
@@ -757,8 +757,8 @@ fn scenario_pair<DA: rocenic_sim::Device + 'static, DB: rocenic_sim::Device + 's
     a: DA,
     b: DB,
 ) -> (Rc<RefCell<World>>, RSide, RSide) {
+    use rocenic_cli::setup::{connect, ConnInfo, ConnParams};
     use rocenic_driver::backend::model::{pair_world, PairConfig};
-    use rocenic_driver::cli::setup::{connect, ConnInfo, ConnParams};
     let cfg = PairConfig::default();
     let p = pair_world(&cfg, None, a, b).unwrap();
     let mut sides = Vec::new();

@@ -6,8 +6,8 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rocenic_driver::cli::pingpong::{run_with, PingpongArgs, PingpongReport, Prebound};
-use rocenic_driver::cli::wire::WireSpec;
+use rocenic_cli::pingpong::{run_with, PingpongArgs, PingpongReport, Prebound};
+use rocenic_cli::wire::WireSpec;
 use rocenic_driver::Counter;
 
 const SERVER_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];

@@ -21,15 +21,15 @@ use serde::Serialize;
 use rocenic_model::beats;
 use rocenic_proto::wire::{pad_count, Opcode, ICRC_LEN, ROCE_HEADERS_LEN};
 
-use crate::cli::pattern::Pattern;
-use crate::cli::setup::{
+use crate::pattern::Pattern;
+use crate::setup::{
     connected_pair, parse_backend, BackendKind, ConnParams, Endpoint, Testbed, TestbedOptions,
 };
-use crate::verbs::{
+use rocenic_driver::verbs::{
     access, send_flags, Buffer, Context, Counter, Mr, Mtu, QpCap, RecvWr, SendWr, Wc, WcOpcode,
     WcStatus, WrOpcode,
 };
-use crate::{AtomicWr, RdmaWr};
+use rocenic_driver::{AtomicWr, RdmaWr};
 
 /// The operation measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
@@ -300,7 +300,7 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
     let pd_a = tb.a.ctx.alloc_pd()?;
     let pd_b = tb.b.ctx.alloc_pd()?;
     for _ in 0..args.qps {
-        let side = |ctx: &mut Context, pd| -> crate::Result<_> {
+        let side = |ctx: &mut Context, pd| -> rocenic_driver::Result<_> {
             let scq = ctx.create_cq(depth)?;
             let rcq = ctx.create_cq(depth)?;
             let buf = ctx.alloc_buf(buf_len as usize)?;

@@ -23,15 +23,13 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use clap::Args;
 
-use crate::cli::pattern::Pattern;
-use crate::cli::setup::{
-    connected_pair, parse_backend, ConnParams, Endpoint, Testbed, TestbedOptions,
-};
-use crate::verbs::{
+use crate::pattern::Pattern;
+use crate::setup::{connected_pair, parse_backend, ConnParams, Endpoint, Testbed, TestbedOptions};
+use rocenic_driver::verbs::{
     access, send_flags, Buffer, Context, Counter, Mr, Mtu, Pd, QpCap, RecvWr, SendWr, Wc, WcOpcode,
     WcStatus, WrOpcode,
 };
-use crate::{AtomicWr, RdmaWr};
+use rocenic_driver::{AtomicWr, RdmaWr};
 
 /// Arguments of `rocenic demo`.
 #[derive(Debug, Clone, Args)]
@@ -222,7 +220,7 @@ impl Mem {
         self.buf.addr + off as u64
     }
     /// Writes `data` at `off` through the host CPU and into the image.
-    fn put(&mut self, ctx: &mut Context, off: usize, data: &[u8]) -> crate::Result<()> {
+    fn put(&mut self, ctx: &mut Context, off: usize, data: &[u8]) -> rocenic_driver::Result<()> {
         ctx.write(&self.buf, off, data)?;
         self.image[off..off + data.len()].copy_from_slice(data);
         Ok(())
@@ -230,7 +228,11 @@ impl Mem {
 }
 
 /// Compares a host's whole buffer with its image; describes the first difference.
-fn check_memory(ctx: &mut Context, mem: &mut Mem, host: &str) -> crate::Result<Option<String>> {
+fn check_memory(
+    ctx: &mut Context,
+    mem: &mut Mem,
+    host: &str,
+) -> rocenic_driver::Result<Option<String>> {
     let mut actual = vec![0; mem.image.len()];
     ctx.read(&mem.buf, 0, &mut actual)?;
     if actual == mem.image {
@@ -336,7 +338,7 @@ impl Demo {
         size: usize,
         (r, s): (usize, usize),
         ep: &[Endpoint; 2],
-    ) -> crate::Result<Vec<String>> {
+    ) -> rocenic_driver::Result<Vec<String>> {
         let n = self.op_no;
         self.op_no += 1;
         let src_off = (n as usize * 7) % 64;
@@ -542,8 +544,8 @@ impl Demo {
         pd_b: Pd,
         cap: QpCap,
         mtu: Mtu,
-    ) -> crate::Result<[Endpoint; 2]> {
-        let cqs = |ctx: &mut Context| -> crate::Result<_> {
+    ) -> rocenic_driver::Result<[Endpoint; 2]> {
+        let cqs = |ctx: &mut Context| -> rocenic_driver::Result<_> {
             Ok((ctx.create_cq(16)?, ctx.create_cq(16)?))
         };
         let (a_scq, a_rcq) = cqs(&mut self.tb.a.ctx)?;
@@ -598,7 +600,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
     )?;
     let region = (args.max_size + 64).next_multiple_of(4096);
     let total = 2 * region + 8192;
-    let mem = |ctx: &mut Context| -> crate::Result<(Pd, Mem)> {
+    let mem = |ctx: &mut Context| -> rocenic_driver::Result<(Pd, Mem)> {
         let pd = ctx.alloc_pd()?;
         let buf = ctx.alloc_buf(total)?;
         let mr = ctx.reg_mr(

@@ -56,19 +56,17 @@ use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use rocenic_sim::UdpWireStats;
 
-use crate::cli::pingpong::handshake::{
+use crate::pingpong::handshake::{
     accept_one, connect_retrying, read_opening_answer, write_all, Attempt, Dest,
 };
-use crate::cli::pingpong::{peer_ipv4, random_psn, Prebound};
-use crate::cli::setup::{connect, ConnInfo, ConnParams};
-use crate::cli::wire::{
-    close_session, fmt_gid, fmt_mac, gid_of_ipv4, WireLinkArgs, WireSpec, WiredNic,
-};
-use crate::verbs::{
+use crate::pingpong::{peer_ipv4, random_psn, Prebound};
+use crate::setup::{connect, ConnInfo, ConnParams};
+use crate::wire::{close_session, fmt_gid, fmt_mac, gid_of_ipv4, WireLinkArgs, WireSpec, WiredNic};
+use proto::{Channel, Keys, Report, TestKind, CACHE_LINE, CYCLE_BUFFER, VERSION_LEN};
+use rocenic_driver::verbs::{
     access, qp_attr, send_flags, AtomicWr, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr,
     QpCap, QpInitAttr, QpState, RdmaWr, RecvWr, SendWr, Wc, WcOpcode, WcStatus, WrOpcode,
 };
-use proto::{Channel, Keys, Report, TestKind, CACHE_LINE, CYCLE_BUFFER, VERSION_LEN};
 
 /// Largest message (the buffers live in simulated host memory).
 const MAX_SIZE: u32 = 1 << 24;
@@ -1324,7 +1322,7 @@ mod tests {
 
     #[test]
     fn the_command_line_has_perftests_option_names() {
-        use crate::cli::{Cli, Command};
+        use crate::{Cli, Command};
         use clap::Parser;
         let cli = Cli::try_parse_from([
             "rocenic",
@@ -1368,7 +1366,7 @@ mod tests {
             (AtomicType::CmpAndSwap, Some(1), true)
         );
         assert_eq!(a.qp_timeout, Some(9));
-        let parse = |args: &[&str]| crate::cli::parse_on_a_wire("perftest", args);
+        let parse = |args: &[&str]| crate::parse_on_a_wire("perftest", args);
         let cli = parse(&["write", "-s", "1048576"]).unwrap();
         let Command::Perftest(a) = cli.command else {
             panic!("not perftest")

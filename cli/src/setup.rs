@@ -8,14 +8,14 @@ use std::rc::Rc;
 
 use rocenic_sim::{FaultConfig, LinkConfig, NodeId, World};
 
-use crate::backend::model::{close_captures, two_node_world, ModelBackend, PairConfig};
-use crate::backend::rtl::two_node_rtl_world;
-use crate::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
-use crate::cli::pattern::Pattern;
-use crate::verbs::{
+use crate::pattern::Pattern;
+use rocenic_driver::backend::model::{close_captures, two_node_world, ModelBackend, PairConfig};
+use rocenic_driver::backend::rtl::two_node_rtl_world;
+use rocenic_driver::backend::vfio::{PciAddress, VfioBackend, VfioOptions};
+use rocenic_driver::verbs::{
     access, qp_attr, AhAttr, Context, Cq, Mtu, Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState,
 };
-use crate::{Error, Result};
+use rocenic_driver::{Error, Result};
 
 /// The backends `--backend` accepts in this build.
 pub const AVAILABLE_BACKENDS: &str = "model, rtl, vfio:<bdf>[,<bdf>]";

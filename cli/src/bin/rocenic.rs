@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use rocenic_driver::cli::{run, Cli};
+use rocenic_cli::{run, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -51,15 +51,15 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use rocenic_sim::UdpWireStats;
 
-use crate::cli::setup::{connect, ConnInfo, ConnParams};
-use crate::cli::wire::{
+use crate::setup::{connect, ConnInfo, ConnParams};
+use crate::wire::{
     close_session, fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, WireLinkArgs, WireSpec, WiredNic,
 };
-use crate::verbs::{
+use handshake::{client_exchange, server_accept, server_finish, Dest, DEFAULT_PORT};
+use rocenic_driver::verbs::{
     access, qp_attr, send_flags, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr, QpCap,
     QpInitAttr, QpState, RecvWr, SendWr, Wc, WcStatus, WrOpcode,
 };
-use handshake::{client_exchange, server_accept, server_finish, Dest, DEFAULT_PORT};
 
 /// `wr_id` of receives (`PINGPONG_RECV_WRID`).
 pub const RECV_WRID: u64 = 1;
@@ -697,7 +697,7 @@ mod tests {
 
     #[test]
     fn the_command_line_has_the_originals_option_names() {
-        use crate::cli::{Cli, Command};
+        use crate::{Cli, Command};
         use clap::Parser;
         let cli = Cli::try_parse_from([
             "rocenic",
@@ -770,7 +770,7 @@ mod tests {
             panic!("not pingpong")
         };
         assert_eq!((a.server, a.port, a.size, a.mtu), (None, 18601, 64, 256));
-        let d = crate::cli::parse_on_a_wire("pingpong", &[]).unwrap();
+        let d = crate::parse_on_a_wire("pingpong", &[]).unwrap();
         let Command::Pingpong(d) = d.command else {
             panic!("not pingpong")
         };

@@ -4,10 +4,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use rocenic_cli::demo::{run_demo, DemoArgs};
+use rocenic_cli::perf::{run_perf, PerfArgs, PerfOp};
+use rocenic_cli::setup::{connect, ConnInfo, ConnParams};
 use rocenic_driver::backend::model::{two_node_world, ModelBackend, PairConfig};
-use rocenic_driver::cli::demo::{run_demo, DemoArgs};
-use rocenic_driver::cli::perf::{run_perf, PerfArgs, PerfOp};
-use rocenic_driver::cli::setup::{connect, ConnInfo, ConnParams};
 use rocenic_driver::{
     access, qp_attr, send_flags, Backend, Buffer, Context, Counter, Cq, DmaRegion, Error, Mr, Mtu,
     Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState, RdmaWr, RecvWr, SendWr, WcOpcode, WcStatus,

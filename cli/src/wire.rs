@@ -27,8 +27,8 @@ use rocenic_sim::{
     FaultConfig, NodeId, UdpWire, UdpWireConfig, UdpWireStats, World, WorldConfig, NS_PER_CYCLE,
 };
 
-use crate::backend::model::ModelBackend;
-use crate::verbs::Context;
+use rocenic_driver::backend::model::ModelBackend;
+use rocenic_driver::verbs::Context;
 
 /// A `--wire` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,9 +176,9 @@ impl WireLinkArgs {
 
     /// Refuses a backend the wired tools cannot run on (`tool` names the command).
     pub fn check_backend(&self, tool: &str) -> anyhow::Result<()> {
-        match crate::cli::setup::parse_backend(&self.backend)? {
-            crate::cli::setup::BackendKind::Model | crate::cli::setup::BackendKind::Rtl => Ok(()),
-            crate::cli::setup::BackendKind::Vfio(_) => bail!(
+        match crate::setup::parse_backend(&self.backend)? {
+            crate::setup::BackendKind::Model | crate::setup::BackendKind::Rtl => Ok(()),
+            crate::setup::BackendKind::Vfio(_) => bail!(
                 "--backend {}: {tool} runs on the model and rtl backends only",
                 self.backend
             ),
@@ -189,17 +189,21 @@ impl WireLinkArgs {
     /// and a NIC of the `--backend` on it (the RTL engine is built, or loaded from the
     /// Verilator cache, on first use).
     pub fn open_nic(&self, udp: Option<UdpSocket>) -> anyhow::Result<(WiredNic, Context)> {
-        let kind = crate::cli::setup::parse_backend(&self.backend)?;
+        let kind = crate::setup::parse_backend(&self.backend)?;
         let mut wire = open_wire(self.wire, self.mac, self.ip, udp, self.pcap.as_deref())?;
         self.faults.apply(&mut wire)?;
         match kind {
-            crate::cli::setup::BackendKind::Rtl => {
-                let dev = crate::backend::rtl::engine_device(&WorldConfig::default(), None, None)
-                    .context("building the RTL engine")?;
+            crate::setup::BackendKind::Rtl => {
+                let dev = rocenic_driver::backend::rtl::engine_device(
+                    &WorldConfig::default(),
+                    None,
+                    None,
+                )
+                .context("building the RTL engine")?;
                 WiredNic::open_device(dev, true, wire)
             }
-            crate::cli::setup::BackendKind::Model => WiredNic::open(NicConfig::default(), wire),
-            crate::cli::setup::BackendKind::Vfio(_) => {
+            crate::setup::BackendKind::Model => WiredNic::open(NicConfig::default(), wire),
+            crate::setup::BackendKind::Vfio(_) => {
                 bail!("--backend {}: no wire for a VFIO device", self.backend)
             }
         }
