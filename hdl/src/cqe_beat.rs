@@ -5,23 +5,14 @@
 //! vector (no widening concatenation or slice assignment), and the layout is pure wiring.
 
 use crate::prelude::*;
+// The byte offsets are the host ABI's.
+use rocenic_proto::abi::cqe::field::{
+    BYTE_LEN, IMM, OPCODE, OWNER, QP_NUM, SRC_QP, STATUS, VENDOR_ERR, WC_FLAGS, WQE_INDEX, WR_ID,
+};
 
 /// Bytes of a CQE (`rocenic_proto::abi::DESC_SIZE`).
-pub const CQE_BYTES: usize = 64;
+pub const CQE_BYTES: usize = rocenic_proto::abi::DESC_SIZE;
 pub const CQE_BITS: usize = 8 * CQE_BYTES;
-
-/// Byte offsets, from `rocenic_proto::abi::cqe` (asserted equal in the tests).
-const WR_ID: usize = 0x00;
-const BYTE_LEN: usize = 0x08;
-const IMM: usize = 0x0c;
-const QP_NUM: usize = 0x10;
-const SRC_QP: usize = 0x14;
-const WQE_INDEX: usize = 0x18;
-const OPCODE: usize = 0x1c;
-const STATUS: usize = 0x1d;
-const WC_FLAGS: usize = 0x1e;
-const VENDOR_ERR: usize = 0x1f;
-const OWNER: usize = 0x3f;
 
 #[derive(LogicBlock, Default)]
 pub struct CqeBeat {

@@ -243,6 +243,7 @@ use crate::segmenter::Segmenter;
 use crate::tx_arbiter::RECORD_BITS;
 use crate::wqe_fetch::WqeFetch;
 use crate::zext::ZeroExt;
+use rocenic_proto::abi::verbs::{Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
 use rocenic_proto::abi::wqe::MAX_INLINE;
 
 const _: () = assert!(OPS == 16, "the ring slot is 4 bits");
@@ -320,12 +321,9 @@ const S_TO_WR: u64 = 39;
 const S_FL_RD: u64 = 40;
 const S_FL_CQE: u64 = 41;
 const S_FL_POST: u64 = 42;
-/// `ibv_wc_status` WR_FLUSH_ERR.
-const ST_FLUSH: u64 = 5;
-/// `ibv_qp_state` ERR.
-const QPS_ERR: u64 = 6;
-/// `ibv_wc_status` RETRY_EXC_ERR.
-const ST_RETRY_EXC: u64 = 12;
+const ST_FLUSH: u64 = WcStatus::WrFlushErr.code() as u64;
+const QPS_ERR: u64 = QpState::Err.code() as u64;
+const ST_RETRY_EXC: u64 = WcStatus::RetryExcErr.code() as u64;
 
 /// `m_rx_cnt_code` of a response for a QP that cannot take it (UnknownQpDrops); the other
 /// codes are [`ReqRxCheck`]'s `CNT_*`.
@@ -804,83 +802,83 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_zero448: Constant<Bits<448>>,
     k_st_access: Constant<Bits<8>>,
     k_one4: Constant<Bits<4>>,
-    k_idle: Constant<Bits<6>>,         // = S_IDLE
-    k_rd_c: Constant<Bits<6>>,         // = S_RD_C
-    k_w_c: Constant<Bits<6>>,          // = S_W_C
-    k_rd_a: Constant<Bits<6>>,         // = S_RD_A
-    k_w_a: Constant<Bits<6>>,          // = S_W_A
-    k_rd_r: Constant<Bits<6>>,         // = S_RD_R
-    k_w_r: Constant<Bits<6>>,          // = S_W_R
-    k_wr_db: Constant<Bits<6>>,        // = S_WR_DB
-    k_decide: Constant<Bits<6>>,       // = S_DECIDE
-    k_fetch: Constant<Bits<6>>,        // = S_FETCH
-    k_wqe: Constant<Bits<6>>,          // = S_WQE
-    k_check: Constant<Bits<6>>,        // = S_CHECK
-    k_fault: Constant<Bits<6>>,        // = S_FAULT
-    k_mr_req: Constant<Bits<6>>,       // = S_MR_REQ
-    k_mr_res: Constant<Bits<6>>,       // = S_MR_RES
-    k_fit: Constant<Bits<6>>,          // = S_FIT
-    k_append: Constant<Bits<6>>,       // = S_APPEND
-    k_job: Constant<Bits<6>>,          // = S_JOB
-    k_wqpr: Constant<Bits<6>>,         // = S_WQPR
-    k_cqe: Constant<Bits<6>>,          // = S_CQE
-    k_rts: Constant<Bits<3>>,          // = 3
-    k_zero1: Constant<Bits<1>>,        // = 0
-    k_one1: Constant<Bits<1>>,         // = 1
-    k_zero3: Constant<Bits<3>>,        // = 0
-    k_one_qp: Constant<Bits<QA>>,      // = 1
-    k_zero4: Constant<Bits<4>>,        // = 0
-    k_zero5: Constant<Bits<5>>,        // = 0
-    k_one5: Constant<Bits<5>>,         // = 1
-    k_sixteen5: Constant<Bits<5>>,     // = 16
-    k_zero8: Constant<Bits<8>>,        // = 0
-    k_one8: Constant<Bits<8>>,         // = 1
-    k_max_inline8: Constant<Bits<8>>,  // = MAX_INLINE as u64
-    k_op_write: Constant<Bits<8>>,     // = 0
-    k_op_write_imm: Constant<Bits<8>>, // = 1
-    k_op_send: Constant<Bits<8>>,      // = 2
-    k_op_send_imm: Constant<Bits<8>>,  // = 3
-    k_op_read: Constant<Bits<8>>,      // = 4
-    k_op_cmp_swap: Constant<Bits<8>>,  // = 5
-    k_op_fetch_add: Constant<Bits<8>>, // = 6
-    k_op_send_inv: Constant<Bits<8>>,  // = 9
-    k_st_len: Constant<Bits<8>>,       // = 1
-    k_st_qp_op: Constant<Bits<8>>,     // = 2
-    k_st_prot: Constant<Bits<8>>,      // = 4
-    k_kind_send: Constant<Bits<2>>,    // = KIND_SEND
-    k_kind_write: Constant<Bits<2>>,   // = KIND_WRITE
-    k_kind_read: Constant<Bits<2>>,    // = KIND_READ
-    k_kind_atomic: Constant<Bits<2>>,  // = KIND_ATOMIC
-    k_wc_send: Constant<Bits<3>>,      // = 0
-    k_wc_write: Constant<Bits<3>>,     // = 1
-    k_wc_read: Constant<Bits<3>>,      // = 2
-    k_wc_cmp_swap: Constant<Bits<3>>,  // = 3
-    k_wc_fetch_add: Constant<Bits<3>>, // = 4
-    k_need_write: Constant<Bits<4>>,   // = 1
-    k_zero16: Constant<Bits<16>>,      // = 0
-    k_zero24: Constant<Bits<24>>,      // = 0
-    k_one24: Constant<Bits<24>>,       // = 1
-    k_zero32: Constant<Bits<32>>,      // = 0
-    k_one32: Constant<Bits<32>>,       // = 1
-    k_eight32: Constant<Bits<32>>,     // = 8
-    k_max_msg: Constant<Bits<32>>,     // = 1 << 31
-    k_window: Constant<Bits<24>>,      // = WINDOW
-    k_zero64: Constant<Bits<64>>,      // = 0
-    k_slot_max: Constant<Bits<32>>,    // = OPS as u64
-    k_mtu512: Constant<Bits<3>>,       // = 2
-    k_mtu1024: Constant<Bits<3>>,      // = 3
-    k_mtu2048: Constant<Bits<3>>,      // = 4
-    k_mtu4096: Constant<Bits<3>>,      // = 5
-    k_sh8: Constant<Bits<5>>,          // = 8
-    k_sh9: Constant<Bits<5>>,          // = 9
-    k_sh10: Constant<Bits<5>>,         // = 10
-    k_sh11: Constant<Bits<5>>,         // = 11
-    k_sh12: Constant<Bits<5>>,         // = 12
-    k_m8: Constant<Bits<32>>,          // = 0xff
-    k_m9: Constant<Bits<32>>,          // = 0x1ff
-    k_m10: Constant<Bits<32>>,         // = 0x3ff
-    k_m11: Constant<Bits<32>>,         // = 0x7ff
-    k_m12: Constant<Bits<32>>,         // = 0xfff
+    k_idle: Constant<Bits<6>>,   // = S_IDLE
+    k_rd_c: Constant<Bits<6>>,   // = S_RD_C
+    k_w_c: Constant<Bits<6>>,    // = S_W_C
+    k_rd_a: Constant<Bits<6>>,   // = S_RD_A
+    k_w_a: Constant<Bits<6>>,    // = S_W_A
+    k_rd_r: Constant<Bits<6>>,   // = S_RD_R
+    k_w_r: Constant<Bits<6>>,    // = S_W_R
+    k_wr_db: Constant<Bits<6>>,  // = S_WR_DB
+    k_decide: Constant<Bits<6>>, // = S_DECIDE
+    k_fetch: Constant<Bits<6>>,  // = S_FETCH
+    k_wqe: Constant<Bits<6>>,    // = S_WQE
+    k_check: Constant<Bits<6>>,  // = S_CHECK
+    k_fault: Constant<Bits<6>>,  // = S_FAULT
+    k_mr_req: Constant<Bits<6>>, // = S_MR_REQ
+    k_mr_res: Constant<Bits<6>>, // = S_MR_RES
+    k_fit: Constant<Bits<6>>,    // = S_FIT
+    k_append: Constant<Bits<6>>, // = S_APPEND
+    k_job: Constant<Bits<6>>,    // = S_JOB
+    k_wqpr: Constant<Bits<6>>,   // = S_WQPR
+    k_cqe: Constant<Bits<6>>,    // = S_CQE
+    k_rts: Constant<Bits<3>>,
+    k_zero1: Constant<Bits<1>>,       // = 0
+    k_one1: Constant<Bits<1>>,        // = 1
+    k_zero3: Constant<Bits<3>>,       // = 0
+    k_one_qp: Constant<Bits<QA>>,     // = 1
+    k_zero4: Constant<Bits<4>>,       // = 0
+    k_zero5: Constant<Bits<5>>,       // = 0
+    k_one5: Constant<Bits<5>>,        // = 1
+    k_sixteen5: Constant<Bits<5>>,    // = 16
+    k_zero8: Constant<Bits<8>>,       // = 0
+    k_one8: Constant<Bits<8>>,        // = 1
+    k_max_inline8: Constant<Bits<8>>, // = MAX_INLINE as u64
+    k_op_write: Constant<Bits<8>>,
+    k_op_write_imm: Constant<Bits<8>>,
+    k_op_send: Constant<Bits<8>>,
+    k_op_send_imm: Constant<Bits<8>>,
+    k_op_read: Constant<Bits<8>>,
+    k_op_cmp_swap: Constant<Bits<8>>,
+    k_op_fetch_add: Constant<Bits<8>>,
+    k_op_send_inv: Constant<Bits<8>>,
+    k_st_len: Constant<Bits<8>>,
+    k_st_qp_op: Constant<Bits<8>>,
+    k_st_prot: Constant<Bits<8>>,
+    k_kind_send: Constant<Bits<2>>,   // = KIND_SEND
+    k_kind_write: Constant<Bits<2>>,  // = KIND_WRITE
+    k_kind_read: Constant<Bits<2>>,   // = KIND_READ
+    k_kind_atomic: Constant<Bits<2>>, // = KIND_ATOMIC
+    k_wc_send: Constant<Bits<3>>,
+    k_wc_write: Constant<Bits<3>>,
+    k_wc_read: Constant<Bits<3>>,
+    k_wc_cmp_swap: Constant<Bits<3>>,
+    k_wc_fetch_add: Constant<Bits<3>>,
+    k_need_write: Constant<Bits<4>>, // = 1
+    k_zero16: Constant<Bits<16>>,    // = 0
+    k_zero24: Constant<Bits<24>>,    // = 0
+    k_one24: Constant<Bits<24>>,     // = 1
+    k_zero32: Constant<Bits<32>>,    // = 0
+    k_one32: Constant<Bits<32>>,     // = 1
+    k_eight32: Constant<Bits<32>>,   // = 8
+    k_max_msg: Constant<Bits<32>>,   // = 1 << 31
+    k_window: Constant<Bits<24>>,    // = WINDOW
+    k_zero64: Constant<Bits<64>>,    // = 0
+    k_slot_max: Constant<Bits<32>>,  // = OPS as u64
+    k_mtu512: Constant<Bits<3>>,
+    k_mtu1024: Constant<Bits<3>>,
+    k_mtu2048: Constant<Bits<3>>,
+    k_mtu4096: Constant<Bits<3>>,
+    k_sh8: Constant<Bits<5>>,  // = 8
+    k_sh9: Constant<Bits<5>>,  // = 9
+    k_sh10: Constant<Bits<5>>, // = 10
+    k_sh11: Constant<Bits<5>>, // = 11
+    k_sh12: Constant<Bits<5>>, // = 12
+    k_m8: Constant<Bits<32>>,  // = 0xff
+    k_m9: Constant<Bits<32>>,  // = 0x1ff
+    k_m10: Constant<Bits<32>>, // = 0x3ff
+    k_m11: Constant<Bits<32>>, // = 0x7ff
+    k_m12: Constant<Bits<32>>, // = 0xfff
 }
 
 impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
@@ -1284,13 +1282,13 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_tmr_arm: k(crate::req_rx_check::TMR_ARM),
             k_tmr_clear: k(crate::req_rx_check::TMR_CLEAR),
             k_cur_rewind: k(CUR_REWIND),
-            k_sqd: k(4),
+            k_sqd: k(QpState::Sqd.code() as u64),
             k_cnt_unk: k(CNT_UNKNOWN_QP),
             k_qa24: k(QA as u64),
             k_eight16: k(8),
             k_keep8: k(0xff),
             k_zero448: k(0),
-            k_st_access: k(8),
+            k_st_access: k(WcStatus::LocAccessErr.code() as u64),
             k_one4: k(1),
             k_idle: k(S_IDLE),
             k_rd_c: k(S_RD_C),
@@ -1312,7 +1310,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_job: k(S_JOB),
             k_wqpr: k(S_WQPR),
             k_cqe: k(S_CQE),
-            k_rts: k(3),
+            k_rts: k(QpState::Rts.code() as u64),
             k_zero1: k(0),
             k_one1: k(1),
             k_zero3: k(0),
@@ -1324,26 +1322,26 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_zero8: k(0),
             k_one8: k(1),
             k_max_inline8: k(MAX_INLINE as u64),
-            k_op_write: k(0),
-            k_op_write_imm: k(1),
-            k_op_send: k(2),
-            k_op_send_imm: k(3),
-            k_op_read: k(4),
-            k_op_cmp_swap: k(5),
-            k_op_fetch_add: k(6),
-            k_op_send_inv: k(9),
-            k_st_len: k(1),
-            k_st_qp_op: k(2),
-            k_st_prot: k(4),
+            k_op_write: k(WrOpcode::RdmaWrite.code() as u64),
+            k_op_write_imm: k(WrOpcode::RdmaWriteWithImm.code() as u64),
+            k_op_send: k(WrOpcode::Send.code() as u64),
+            k_op_send_imm: k(WrOpcode::SendWithImm.code() as u64),
+            k_op_read: k(WrOpcode::RdmaRead.code() as u64),
+            k_op_cmp_swap: k(WrOpcode::AtomicCmpAndSwp.code() as u64),
+            k_op_fetch_add: k(WrOpcode::AtomicFetchAndAdd.code() as u64),
+            k_op_send_inv: k(WrOpcode::SendWithInv.code() as u64),
+            k_st_len: k(WcStatus::LocLenErr.code() as u64),
+            k_st_qp_op: k(WcStatus::LocQpOpErr.code() as u64),
+            k_st_prot: k(WcStatus::LocProtErr.code() as u64),
             k_kind_send: k(KIND_SEND),
             k_kind_write: k(KIND_WRITE),
             k_kind_read: k(KIND_READ),
             k_kind_atomic: k(KIND_ATOMIC),
-            k_wc_send: k(0),
-            k_wc_write: k(1),
-            k_wc_read: k(2),
-            k_wc_cmp_swap: k(3),
-            k_wc_fetch_add: k(4),
+            k_wc_send: k(WcOpcode::Send.code() as u64),
+            k_wc_write: k(WcOpcode::RdmaWrite.code() as u64),
+            k_wc_read: k(WcOpcode::RdmaRead.code() as u64),
+            k_wc_cmp_swap: k(WcOpcode::CompSwap.code() as u64),
+            k_wc_fetch_add: k(WcOpcode::FetchAdd.code() as u64),
             k_need_write: k(1),
             k_zero16: k(0),
             k_zero24: k(0),
@@ -1355,10 +1353,10 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_window: k(WINDOW),
             k_zero64: k(0),
             k_slot_max: k(OPS as u64),
-            k_mtu512: k(2),
-            k_mtu1024: k(3),
-            k_mtu2048: k(4),
-            k_mtu4096: k(5),
+            k_mtu512: k(Mtu::Mtu512 as u64),
+            k_mtu1024: k(Mtu::Mtu1024 as u64),
+            k_mtu2048: k(Mtu::Mtu2048 as u64),
+            k_mtu4096: k(Mtu::Mtu4096 as u64),
             k_sh8: k(8),
             k_sh9: k(9),
             k_sh10: k(10),

@@ -51,6 +51,18 @@ pub const BUF: u64 = 8;
 /// log2 of [`BUF`] (the buffer RAM's address width).
 const BUF_LOG: usize = 3;
 
+// The send WQE's bit offsets in `WqeFetch::update` (literals, as `#[hdl_gen]` wants them)
+// are the host ABI's byte offsets (`rocenic_proto::abi::wqe::field`) times 8.
+const _: () = {
+    use rocenic_proto::abi::wqe::field as f;
+    assert!(f::WR_ID * 8 == 0 && f::OPCODE * 8 == 64 && f::FLAGS * 8 == 72);
+    assert!(f::INLINE_LEN * 8 == 80 && f::NUM_SGE * 8 == 88 && f::IMM * 8 == 96);
+    assert!(f::REMOTE_ADDR * 8 == 128 && f::RKEY * 8 == 192 && (f::RKEY + 4) * 8 == 224);
+    assert!(f::INLINE * 8 == 256 && f::COMPARE_ADD * 8 == 256 && f::SWAP * 8 == 320);
+    assert!(f::SGE * 8 == 384 && (f::SGE + 8) * 8 == 448 && (f::SGE + 12) * 8 == 480);
+    assert!(rocenic_proto::abi::wqe::MAX_INLINE * 8 == 256);
+};
+
 const IDLE: u64 = 0;
 const REQ: u64 = 1;
 const WAIT: u64 = 2;

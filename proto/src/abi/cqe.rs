@@ -27,7 +27,9 @@
 use super::verbs::{WcOpcode, WcStatus};
 use super::{get_u32, get_u64, put_u32, put_u64, DESC_SIZE};
 
-mod field {
+/// Byte offsets of the CQE's fields (the layout above); the RTL's CQE encoder takes them
+/// from here.
+pub mod field {
     pub const WR_ID: usize = 0x00;
     pub const BYTE_LEN: usize = 0x08;
     pub const IMM: usize = 0x0c;

@@ -17,6 +17,8 @@ macro_rules! numbered_enum {
             fn from(v: $name) -> $ty { match v { $($name::$var => $val,)+ $name::Unknown(other) => other } }
         }
         impl $name {
+            /// The number (`From` in a `const` context, for the RTL's constants).
+            pub const fn code(self) -> $ty { match self { $($name::$var => $val,)+ $name::Unknown(other) => other } }
             /// The name ibverbs uses for this value.
             pub fn name(&self) -> &'static str { match self { $($name::$var => $text,)+ $name::Unknown(_) => "UNKNOWN" } }
         }

@@ -46,7 +46,9 @@ pub const MAX_INLINE: usize = 32;
 pub const MAX_SEND_SGE: u8 = 1;
 pub const MAX_RECV_SGE: u8 = 1;
 
-mod field {
+/// Byte offsets of the send WQE's fields and, `RECV_*`, of the receive WQE's (the layouts
+/// above); the RTL's WQE decoders take them from here.
+pub mod field {
     pub const WR_ID: usize = 0x00;
     pub const OPCODE: usize = 0x08;
     pub const FLAGS: usize = 0x09;
