@@ -758,6 +758,8 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         report.retransmits,
         wall.elapsed().as_secs_f64()
     )?;
+    let rate = report.cycles as f64 / wall.elapsed().as_secs_f64();
+    writeln!(out, "{rate:.0} simulated cycles per wall second")?;
     if let Some(p) = &args.pcap {
         writeln!(out, "frames captured in {}", p.display())?;
     }

@@ -75,4 +75,12 @@ pub trait Device {
     /// world skip the cycles in between. A device therefore reads time only from the `now`
     /// it is given, never by counting ticks.
     fn next_event(&self, now: u64) -> Option<u64>;
+
+    /// The device as a `Send` object when a world may tick it on a thread of its own, in
+    /// parallel with the other nodes (the results stay those of one thread; see the sim
+    /// crate's world documentation, "Two threads"). Worth it only when a tick is costly,
+    /// as a Verilated model's is, so the default is `None`: ticked on the caller's thread.
+    fn parallel(&mut self) -> Option<&mut (dyn Device + Send)> {
+        None
+    }
 }

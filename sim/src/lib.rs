@@ -45,7 +45,7 @@ pub use link::{DropFilter, FaultConfig, Link, LinkConfig, LinkStats};
 pub use pcap::{read_pcap, read_pcap_file, PcapTap, SharedBuffer};
 pub use rocenic_proto::device::{Device, DeviceIo, DmaFault, DmaPort, Frame};
 pub use udp_wire::{HostAddr, UdpWire, UdpWireConfig, UdpWireStats, WallClock};
-pub use world::{NodeConfig, NodeId, NodeStats, TapPoint, World, WorldConfig};
+pub use world::{NodeConfig, NodeId, NodeStats, TapPoint, World, WorldConfig, THREADS_ENV};
 
 /// Nanoseconds per core-clock cycle (250 MHz).
 pub const NS_PER_CYCLE: u64 = 4;

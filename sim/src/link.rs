@@ -474,6 +474,21 @@ impl Link {
         self.queue.len()
     }
 
+    /// Lends the frames in flight to the receiving side (the world's two-thread stepping:
+    /// the receiver's thread takes what is due while the sender's frames of the same span
+    /// are held back, see `world`); give them back with [`Link::restore_queue`] before the
+    /// next `send` or `receive`.
+    pub(crate) fn take_queue(&mut self) -> DeliveryQueue {
+        std::mem::take(&mut self.queue)
+    }
+
+    /// Takes back the queue lent by [`Link::take_queue`], of which `delivered` frames were
+    /// received meanwhile.
+    pub(crate) fn restore_queue(&mut self, queue: DeliveryQueue, delivered: u64) {
+        self.queue = queue;
+        self.stats.delivered += delivered;
+    }
+
     /// The counters.
     pub fn stats(&self) -> LinkStats {
         self.stats

@@ -1301,6 +1301,11 @@ impl Device for RtlDevice {
     fn next_event(&self, now: u64) -> Option<u64> {
         (!self.dead).then_some(now + 1)
     }
+
+    /// A Verilated cycle costs tens of microseconds: worth a thread of its own.
+    fn parallel(&mut self) -> Option<&mut (dyn Device + Send)> {
+        Some(self)
+    }
 }
 
 /// A device moves between threads with its world (a driver backend may run it on its own).

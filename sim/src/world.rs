@@ -32,6 +32,33 @@
 //! to [`Device::tick`] for time, never count ticks. A register write from outside (between
 //! calls) is always followed by a tick: every run starts by executing a cycle.
 //!
+//! # Two threads
+//!
+//! A frame sent in cycle `t` cannot reach the other node before `t + 1 + latency` (the
+//! serialisation takes a cycle at least, then the cable's latency), so within any span of
+//! `latency + 1` cycles the two nodes of a cable do not see each other: each may run
+//! that far on a thread of its own before they meet again (conservative lookahead, as
+//! parallel discrete-event simulators do). [`World::advance`] does so when the world is
+//! two nodes joined by one simulated cable (no UDP wire), and both devices offer
+//! themselves through [`Device::parallel`] (the Verilated engine does: its tick is
+//! costly; the behavioural model does not: a thread costs more than its tick). A span:
+//!
+//! 1. each link lends its frames in flight to the receiving node's thread, and each node
+//!    holds back what it sends (the frames are sent into its link after the span, at the
+//!    cycles they were sent, in order: what a link does to a frame depends only on the
+//!    sequence of its sends);
+//! 2. each thread executes its node's cycles one after another, as [`World::step`] does
+//!    for all nodes, for as long as its node is busy (the idle-skipping rule below), to
+//!    the end of the span at most;
+//! 3. a node that stopped early (idle) is then stepped alone up to the other one's cycle
+//!    (the busy node kept the world executing those cycles), tap records are merged into
+//!    the order one thread writes them, and idle time is skipped as usual.
+//!
+//! Frames, completions, memory, statistics and cycle counts are therefore those of one
+//! thread, bit for bit. [`World::run_until`] always runs on one thread (its condition is
+//! looked at after every cycle). `ROCENIC_SIM_THREADS=1` in the environment, or
+//! [`World::set_parallel`]`(false)`, keeps every world on one thread.
+//!
 //! # Real wires
 //!
 //! [`World::attach_udp`] gives a node a [`UdpWire`] instead of a simulated cable: its
@@ -56,7 +83,7 @@ use rocenic_proto::device::{Device, DeviceIo, Frame};
 
 use crate::dma::{DmaChannels, DmaConfig, DmaStats, SimDma};
 use crate::host::{Host, HostConfig, DEFAULT_VA_SIZE, PAGE_SIZE};
-use crate::link::{Link, LinkConfig, LinkStats};
+use crate::link::{DeliveryQueue, Link, LinkConfig, LinkStats};
 use crate::pcap::PcapTap;
 use crate::udp_wire::{UdpWire, WallClock};
 use crate::SimError;
@@ -217,6 +244,26 @@ pub struct World {
     clock: Option<WallClock>,
     taps: Vec<Tap>,
     tap_error: Option<SimError>,
+    /// Whether [`World::advance`] may step the two nodes on two threads.
+    parallel: bool,
+    /// Cycles executed on two threads.
+    parallel_cycles: u64,
+}
+
+/// The environment variable that keeps every world on one thread when set to `1`.
+pub const THREADS_ENV: &str = "ROCENIC_SIM_THREADS";
+
+/// Whether [`THREADS_ENV`] allows two threads: unset, `1` or `2`; anything else is refused.
+fn parallel_from_env() -> Result<bool, SimError> {
+    match std::env::var(THREADS_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(true),
+        Ok(v) if v.trim() == "1" => Ok(false),
+        Ok(v) if v.trim() == "2" => Ok(true),
+        Ok(v) => Err(SimError::InvalidConfig(format!(
+            "{THREADS_ENV}={v:?}: 1 (one thread) or 2 (two nodes on two threads) expected"
+        ))),
+        Err(e) => Err(SimError::InvalidConfig(format!("{THREADS_ENV}: {e}"))),
+    }
 }
 
 impl World {
@@ -239,7 +286,26 @@ impl World {
             clock: None,
             taps: Vec::new(),
             tap_error: None,
+            parallel: parallel_from_env()?,
+            parallel_cycles: 0,
         })
+    }
+
+    /// Allows (`true`, the default unless [`THREADS_ENV`] is `1`) or forbids stepping the
+    /// two nodes on two threads (see the module documentation, "Two threads"). The results
+    /// are the same either way; only the wall-clock time differs.
+    pub fn set_parallel(&mut self, parallel: bool) {
+        self.parallel = parallel;
+    }
+
+    /// Whether two threads are allowed ([`World::set_parallel`]).
+    pub fn is_parallel(&self) -> bool {
+        self.parallel
+    }
+
+    /// How many of the executed cycles ([`World::steps`]) ran on two threads.
+    pub fn parallel_cycles(&self) -> u64 {
+        self.parallel_cycles
     }
 
     /// Adds a node with the world's node configuration (its VA base shifted by the node's
@@ -516,9 +582,124 @@ impl World {
     pub fn advance(&mut self, cycles: u64) {
         let limit = self.now.saturating_add(cycles);
         while self.now < limit {
-            self.step();
+            if !self.step_parallel(limit) {
+                self.step();
+            }
             self.skip_idle(limit);
         }
+    }
+
+    /// The span a two-thread step may cover from `now`, if the world allows one: the
+    /// incoming wire of each node, and the first cycle after the span.
+    fn parallel_span(&mut self, limit: u64) -> Option<([usize; 2], u64)> {
+        if !self.parallel || self.clock.is_some() || !self.udp.is_empty() {
+            return None;
+        }
+        let [a, b] = self.nodes.as_mut_slice() else {
+            return None;
+        };
+        let (Some(wa), Some(wb)) = (a.link_out, b.link_out) else {
+            return None;
+        };
+        if a.device.device_mut().parallel().is_none() || b.device.device_mut().parallel().is_none()
+        {
+            return None;
+        }
+        // A frame sent in cycle t arrives at t + 1 + latency at the earliest.
+        let lookahead = self
+            .wires
+            .iter()
+            .map(|w| w.link.config().latency_cycles)
+            .min()?
+            .saturating_add(1);
+        let end = self.now.saturating_add(lookahead).min(limit);
+        // One cycle is cheaper on one thread.
+        (end - self.now >= 2).then_some(([wb, wa], end))
+    }
+
+    /// Executes cycles from `now` on two threads (see the module documentation, "Two
+    /// threads") and returns `true`, or returns `false` if the world does not allow it.
+    fn step_parallel(&mut self, limit: u64) -> bool {
+        let Some((incoming, end)) = self.parallel_span(limit) else {
+            return false;
+        };
+        let start = self.now;
+        let World {
+            nodes,
+            wires,
+            taps,
+            tap_error,
+            ..
+        } = self;
+        let wants = |point: TapPoint, id: usize| {
+            taps.iter()
+                .any(|t| t.tap.is_some() && t.point == point && t.node.is_none_or(|n| n.0 == id))
+        };
+        let tap_rx = [wants(TapPoint::Delivered, 0), wants(TapPoint::Delivered, 1)];
+        let queues = incoming.map(|w| wires[w].link.take_queue());
+        let [qa, qb] = queues;
+        let [na, nb] = nodes.as_mut_slice() else {
+            unreachable!("parallel_span checked two nodes")
+        };
+        let (Some(la), Some(lb)) = (Lane::new(na, qa, tap_rx[0]), Lane::new(nb, qb, tap_rx[1]))
+        else {
+            unreachable!("parallel_span checked both devices")
+        };
+        let (mut la, mut lb) = std::thread::scope(|s| {
+            let other = s.spawn(move || {
+                let mut lb = lb;
+                lb.run(start, end, true);
+                lb
+            });
+            let mut la = la;
+            la.run(start, end, true);
+            match other.join() {
+                Ok(lb) => (la, lb),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        // The busy node kept the world executing: the other one catches up.
+        let next = la.next.max(lb.next);
+        la.run(la.next, next, false);
+        lb.run(lb.next, next, false);
+
+        let lanes = [la.finish(), lb.finish()];
+        // Tap records in one thread's order: each cycle's deliveries in wire order, then
+        // its sends in node order.
+        let mut rx_at = [0usize; 2];
+        let mut tx_at = [0usize; 2];
+        for cycle in start..next {
+            for w in wires.iter() {
+                let (i, lane) = (w.to.0, &lanes[w.to.0]);
+                while let Some((c, f)) = lane.delivered.get(rx_at[i]).filter(|(c, _)| *c == cycle) {
+                    record(taps, tap_error, TapPoint::Delivered, w.to, *c, f);
+                    rx_at[i] += 1;
+                }
+            }
+            for (i, lane) in lanes.iter().enumerate() {
+                while let Some((c, f)) = lane.sent.get(tx_at[i]).filter(|(c, _)| *c == cycle) {
+                    record(taps, tap_error, TapPoint::Sent, NodeId(i), *c, f);
+                    tx_at[i] += 1;
+                }
+            }
+        }
+        // Every queue back in its link before any held-back frame is sent into one.
+        let sent = lanes.map(|lane| (lane.queue, lane.received, lane.sent));
+        let mut outgoing = Vec::with_capacity(2);
+        for (i, (queue, received, frames)) in sent.into_iter().enumerate() {
+            wires[incoming[i]].link.restore_queue(queue, received);
+            outgoing.push((nodes[i].link_out, frames));
+        }
+        for (out, frames) in outgoing {
+            let out = out.expect("parallel_span checked the cables");
+            for (c, f) in frames {
+                wires[out].link.send(c, f);
+            }
+        }
+        self.steps += next - start;
+        self.parallel_cycles += next - start;
+        self.now = next;
+        true
     }
 
     /// Runs until `cond` holds, for at most `max_cycles` cycles, skipping idle ones, and
@@ -692,6 +873,118 @@ impl World {
     }
 }
 
+/// One node stepped on its own during a two-thread span (see the module documentation).
+struct Lane<'a> {
+    device: &'a mut (dyn Device + Send),
+    host: &'a mut Host,
+    dma: &'a mut DmaChannels,
+    rx: &'a mut VecDeque<Frame>,
+    tx: &'a mut Vec<Frame>,
+    rx_limit: Option<usize>,
+    stats: &'a mut NodeStats,
+    /// The frames in flight towards this node, lent by its incoming link.
+    queue: DeliveryQueue,
+    /// Frames taken from `queue`.
+    received: u64,
+    /// Keep a copy of each delivered frame for the taps.
+    tap_rx: bool,
+    delivered: Vec<(u64, Frame)>,
+    /// Frames sent, with their cycle, held back until the span ends.
+    sent: Vec<(u64, Frame)>,
+    /// The next cycle to execute.
+    next: u64,
+}
+
+/// What a lane hands back when the span ends.
+struct LaneOut {
+    queue: DeliveryQueue,
+    received: u64,
+    delivered: Vec<(u64, Frame)>,
+    sent: Vec<(u64, Frame)>,
+}
+
+impl<'a> Lane<'a> {
+    /// The lane of `node`, or `None` if its device does not run on a thread of its own.
+    fn new(node: &'a mut Node, queue: DeliveryQueue, tap_rx: bool) -> Option<Lane<'a>> {
+        let Node {
+            device,
+            host,
+            dma,
+            rx,
+            tx,
+            rx_limit,
+            stats,
+            ..
+        } = node;
+        Some(Lane {
+            device: device.device_mut().parallel()?,
+            host,
+            dma,
+            rx,
+            tx,
+            rx_limit: *rx_limit,
+            stats,
+            queue,
+            received: 0,
+            tap_rx,
+            delivered: Vec::new(),
+            sent: Vec::new(),
+            next: 0,
+        })
+    }
+
+    /// Executes cycles `from..to` of this node, as [`World::step`] does; with
+    /// `stop_when_idle`, stops after the first cycle that leaves the node idle (nothing in
+    /// rx, no delivery and no device event due in the next cycle).
+    fn run(&mut self, from: u64, to: u64, stop_when_idle: bool) {
+        self.next = from;
+        while self.next < to {
+            let now = self.next;
+            while let Some((_, frame)) = self.queue.pop_due(now) {
+                self.received += 1;
+                if self.tap_rx {
+                    self.delivered.push((now, frame.clone()));
+                }
+                if self.rx_limit.is_some_and(|limit| self.rx.len() >= limit) {
+                    self.stats.rx_overflow += 1;
+                    continue;
+                }
+                self.stats.frames_received += 1;
+                self.stats.bytes_received += frame.len() as u64;
+                self.rx.push_back(frame);
+            }
+            let mut port = SimDma::new(self.host, self.dma);
+            let mut io = DeviceIo {
+                dma: &mut port,
+                rx: self.rx,
+                tx: self.tx,
+            };
+            self.device.tick(now, &mut io);
+            for frame in self.tx.drain(..) {
+                self.stats.frames_sent += 1;
+                self.stats.bytes_sent += frame.len() as u64;
+                self.sent.push((now, frame));
+            }
+            self.next = now + 1;
+            let busy = !self.rx.is_empty()
+                || self.device.next_event(now).is_some_and(|t| t <= now + 1)
+                || self.queue.next_due().is_some_and(|t| t <= now + 1);
+            if stop_when_idle && !busy {
+                return;
+            }
+        }
+    }
+
+    fn finish(self) -> LaneOut {
+        LaneOut {
+            queue: self.queue,
+            received: self.received,
+            delivered: self.delivered,
+            sent: self.sent,
+        }
+    }
+}
+
 /// Offers one frame to every matching tap.
 fn record(
     taps: &mut [Tap],
@@ -769,6 +1062,8 @@ mod tests {
         pub const TIMER_LO: u32 = 0x1c;
         /// Write (after LO): arm a timer that fires at cycle TIMER.
         pub const TIMER_HI: u32 = 0x20;
+        /// Write 1: report "busy" every cycle (as the Verilated engine does).
+        pub const BUSY: u32 = 0x24;
         /// Read: frames received.
         pub const RX_COUNT: u32 = 0x40;
         /// Read: register writes so far.
@@ -782,6 +1077,7 @@ mod tests {
         regs: [u32; 16],
         bar_writes: u32,
         echo: bool,
+        busy: bool,
         rx_iova: Option<u64>,
         doorbell: bool,
         /// A frame read by DMA, sent at the cycle its read completes.
@@ -819,6 +1115,7 @@ mod tests {
                 reg::TX_DOORBELL => self.doorbell = true,
                 reg::RX_IOVA_HI => self.rx_iova = Some(self.reg64(reg::RX_IOVA_LO)),
                 reg::ECHO => self.echo = value != 0,
+                reg::BUSY => self.busy = value != 0,
                 reg::TIMER_HI => self.timer = Some(self.reg64(reg::TIMER_LO)),
                 _ => {}
             }
@@ -863,9 +1160,14 @@ mod tests {
         }
 
         fn next_event(&self, now: u64) -> Option<u64> {
-            let doorbell = self.doorbell.then_some(now + 1);
+            let doorbell = (self.doorbell || self.busy).then_some(now + 1);
             let tx = self.pending_tx.as_ref().map(|(done, _)| *done);
             [doorbell, tx, self.timer].into_iter().flatten().min()
+        }
+
+        /// Always: so every two-node test here also runs the two-thread path.
+        fn parallel(&mut self) -> Option<&mut (dyn Device + Send)> {
+            Some(self)
         }
     }
 
@@ -1136,6 +1438,82 @@ mod tests {
             )
         };
         assert_eq!(run(), run());
+    }
+
+    /// A lossy, reordering, duplicating echo workload with taps at both points and a
+    /// small rx queue, run with one thread and with two: everything must match.
+    #[test]
+    fn two_threads_give_the_one_thread_world() {
+        let faults = |seed| {
+            LinkConfig::with_faults(FaultConfig {
+                loss: 0.1,
+                reorder: 0.2,
+                duplicate: 0.3,
+                corrupt: 0.05,
+                seed,
+                ..FaultConfig::default()
+            })
+        };
+        let run = |parallel: bool, busy: u32| {
+            let cfg = WorldConfig {
+                node: NodeConfig {
+                    rx_queue_limit: Some(1),
+                    ..NodeConfig::default()
+                },
+                ..WorldConfig::default()
+            };
+            let mut w = World::new(cfg).unwrap();
+            w.set_parallel(parallel);
+            let a = w.add_node(TestDevice::default());
+            let b = w.add_node(TestDevice::default());
+            w.connect(a, b, faults(7), faults(8)).unwrap();
+            w.bar_write(b, reg::ECHO, 1);
+            w.bar_write(a, reg::ECHO, 1);
+            w.bar_write(b, reg::BUSY, busy);
+            let sent = SharedBuffer::new();
+            let delivered = SharedBuffer::new();
+            w.add_tap(TapPoint::Sent, None, sent.clone()).unwrap();
+            w.add_tap(TapPoint::Delivered, Some(a), delivered.clone())
+                .unwrap();
+            for i in 0..60u8 {
+                send(&mut w, a, &[i; 90]);
+                send(&mut w, b, &[i ^ 0xff; 70]);
+                // Short and long advances: spans end at the limit and at the lookahead.
+                w.advance(if i % 3 == 0 { 5 } else { 397 });
+            }
+            w.advance(20_000);
+            w.close_taps().unwrap();
+            let p = w.parallel_cycles();
+            let out = (
+                dev(&w, a).received.clone(),
+                dev(&w, b).received.clone(),
+                dev(&w, a).sent.clone(),
+                dev(&w, b).ticks,
+                [w.link_stats(a), w.link_stats(b)],
+                [w.node_stats(a), w.node_stats(b)],
+                (w.now(), w.steps()),
+                sent.contents(),
+                delivered.contents(),
+            );
+            (out, p)
+        };
+        // Both nodes idle between frames (spans stop early), and one always busy (the
+        // idle one is stepped alone up to the busy one).
+        for (busy, min_parallel) in [(0, 50), (1, 20_000)] {
+            let (one, p1) = run(false, busy);
+            let (two, p2) = run(true, busy);
+            assert_eq!(p1, 0);
+            assert!(p2 >= min_parallel, "only {p2} cycles ran on two threads");
+            let lost = one.4[0].unwrap().lost + one.4[1].unwrap().lost;
+            let overflow = one.5[0].rx_overflow + one.5[1].rx_overflow;
+            assert!(
+                lost > 0 && overflow > 0,
+                "lost {lost}, overflow {overflow}: {:?} {:?}",
+                one.4,
+                one.5
+            );
+            assert_eq!(one, two);
+        }
     }
 
     #[test]
