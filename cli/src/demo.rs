@@ -34,8 +34,8 @@ use rocenic_driver::{AtomicWr, RdmaWr};
 /// Arguments of `rocenic demo`.
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
-    /// Device backend: "model", "rtl" (the Verilated engine; fault-free links only so far),
-    /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
+    /// Device backend: "model", "rtl" (the Verilated engine, lossy links too; needs
+    /// verilator and g++), or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Write every frame both NICs send to this pcap file.

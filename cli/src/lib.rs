@@ -9,6 +9,7 @@
 //!   wire, speaking perftest's own handshake.
 
 pub mod demo;
+pub mod fuzz;
 pub mod pattern;
 pub mod perf;
 pub mod perftest;
@@ -18,7 +19,8 @@ pub mod wire;
 
 use clap::{Parser, Subcommand};
 
-/// rocenic: drive a rocenic RoCE v2 NIC (the behavioural model today).
+/// rocenic: drive a rocenic RoCE v2 NIC: the behavioural model, the Verilated RTL engine or
+/// a board through VFIO.
 #[derive(Debug, Parser)]
 #[command(name = "rocenic", version, about)]
 pub struct Cli {
@@ -40,6 +42,9 @@ pub enum Command {
     /// Bandwidth tests with perftest's ib_write_bw, ib_read_bw, ib_send_bw or
     /// ib_atomic_bw (or another rocenic) over a real wire, as server or client.
     Perftest(perftest::PerftestArgs),
+    /// Inject random and mutated frames into a NIC with live QPs; with --backend rtl, hold
+    /// the RTL to the model on the same input.
+    Fuzz(fuzz::FuzzArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -49,6 +54,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Perf(a) => perf::run(&a, out),
         Command::Pingpong(a) => pingpong::run(&a, out),
         Command::Perftest(a) => perftest::run(&a, out),
+        Command::Fuzz(a) => fuzz::run(&a, out),
     }
 }
 

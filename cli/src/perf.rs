@@ -61,8 +61,8 @@ impl PerfOp {
 pub struct PerfArgs {
     /// What to measure.
     pub op: PerfOp,
-    /// Device backend: "model", "rtl" (the Verilated engine; fault-free links only so far),
-    /// or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
+    /// Device backend: "model", "rtl" (the Verilated engine, lossy links too; needs
+    /// verilator and g++), or "vfio:<bdf-a>,<bdf-b>" (two boards cabled together).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// Message size in bytes (8 for atomics, whatever is given).

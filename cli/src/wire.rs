@@ -136,8 +136,7 @@ pub const DEFAULT_REORDER_DELAY_US: u64 = 2000;
 /// `--backend`, `--wire`, `--mac`, `--ip`, `--peer-mac`, `--pcap` and the faults.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct WireLinkArgs {
-    /// Device backend: "model", or "rtl" (the Verilated engine: only in roles that post no
-    /// sends of their own, as it has no requester yet).
+    /// Device backend: "model", or "rtl" (the Verilated engine; needs verilator and g++).
     #[arg(long, default_value = "model")]
     pub backend: String,
     /// The wire: udp:LOCAL_PORT:PEER_PORT (one Ethernet frame per datagram on 127.0.0.1).

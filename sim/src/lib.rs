@@ -1,6 +1,6 @@
 //! The rocenic simulation world: the hosts, DMA, wires and captures around a device.
 //!
-//! A device (the behavioural model today, the Verilated RTL later) implements
+//! A device (the behavioural model, or the Verilated RTL engine of [`rtl_device`]) implements
 //! [`rocenic_proto::device::Device`]; this crate supplies everything it touches:
 //!
 //! - [`host`]: a simulated host process, with its memory addressed by virtual address (VA)

@@ -1,0 +1,60 @@
+//! `rocenic fuzz` in CI: random and mutated frames into a NIC with live, connected QPs.
+//!
+//! - The model NIC alone takes 100 000 frames of every class (two seeds): no hang, no DMA
+//!   outside its MR, and a normal workload completes afterwards.
+//! - The Verilated engine takes a stream of every class beside a model NIC fed the same
+//!   frames: no hang, no stray DMA, liveness. Its divergences from the model are printed,
+//!   not asserted: the fuzzer finds some today (docs/reliability.md lists them as open,
+//!   with the commands that reproduce them).
+
+use rocenic_cli::fuzz::{run_fuzz, FuzzArgs, FuzzReport};
+
+fn check_survives(r: &FuzzReport) {
+    eprintln!(
+        "fuzz {} seed {}: {} frames, {} divergences, {} hangs, {} stray DMA, liveness {}, \
+         drops {:?}",
+        r.backend, r.seed, r.frames, r.divergences, r.hangs, r.stray_dma, r.liveness, r.drops
+    );
+    assert_eq!(r.hangs, 0, "a fuzz phase hung: {:?}", r.problems);
+    assert_eq!(r.stray_dma, 0, "DMA outside the MR: {:?}", r.problems);
+    assert!(
+        r.liveness,
+        "the workload after the stream did not complete: {:?}",
+        r.problems
+    );
+    assert!(
+        r.classes.len() >= 19,
+        "every mutation class is drawn: {:?}",
+        r.classes
+    );
+}
+
+#[test]
+fn the_model_survives_100k_fuzz_frames() {
+    let mut frames = 0;
+    for seed in [1, 2] {
+        let r = run_fuzz(&FuzzArgs::new("model", 50_000, seed)).expect("the fuzz run");
+        check_survives(&r);
+        assert_eq!(r.divergences, 0, "a model run alone compares with nothing");
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        // Frames really reached the NIC and most were refused for a reason it counted.
+        assert!(r.counters["rx_frames"] > 0 && r.drops.values().sum::<u64>() > 20_000);
+        frames += r.frames;
+    }
+    assert_eq!(frames, 100_000);
+}
+
+#[test]
+fn the_rtl_engine_survives_fuzz_frames_beside_the_model() {
+    let r = run_fuzz(&FuzzArgs::new("rtl", 2_000, 1)).expect("the fuzz run");
+    check_survives(&r);
+    assert_eq!(r.frames, 2_000);
+    let model = r
+        .model_counters
+        .as_ref()
+        .expect("the RTL run has a model twin");
+    assert_eq!(
+        model["rx_frames"], r.counters["rx_frames"],
+        "both NICs took the same frames"
+    );
+}
