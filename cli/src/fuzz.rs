@@ -80,6 +80,10 @@ const SEEDS: usize = 256;
 /// The byte the guard zones of A's buffer hold.
 const GUARD: u8 = 0xa5;
 
+/// What [`Scenario::poll`] saw: the send completions per node, and every completion as
+/// (node, completion).
+type Polled = ([usize; 2], Vec<(usize, Wc)>);
+
 /// `rocenic fuzz` options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct FuzzArgs {
@@ -441,7 +445,7 @@ impl Scenario {
 
     /// Polls every CQ; returns the send completions seen (per node) and every completion
     /// (node, completion).
-    fn poll(&mut self) -> anyhow::Result<([usize; 2], Vec<(usize, Wc)>)> {
+    fn poll(&mut self) -> anyhow::Result<Polled> {
         let mut sends = [0usize; 2];
         let mut all = Vec::new();
         let mut buf = [Wc::default(); 32];
