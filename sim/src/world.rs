@@ -56,8 +56,10 @@
 //!
 //! Frames, completions, memory, statistics and cycle counts are therefore those of one
 //! thread, bit for bit. [`World::run_until`] always runs on one thread (its condition is
-//! looked at after every cycle). `ROCENIC_SIM_THREADS=1` in the environment, or
-//! [`World::set_parallel`]`(false)`, keeps every world on one thread.
+//! looked at after every cycle). Two threads are off unless `ROCENIC_SIM_THREADS=2` is in
+//! the environment or [`World::set_parallel`]`(true)` is called: a thread per span does
+//! not yet pay on a two-core machine, where the driver's 16-cycle polls end the spans
+//! early (docs/performance.md, "Simulation speed").
 //!
 //! # Real wires
 //!
@@ -250,13 +252,15 @@ pub struct World {
     parallel_cycles: u64,
 }
 
-/// The environment variable that keeps every world on one thread when set to `1`.
+/// The environment variable that lets worlds step two nodes on two threads when set to `2`
+/// (`1` or unset: one thread).
 pub const THREADS_ENV: &str = "ROCENIC_SIM_THREADS";
 
-/// Whether [`THREADS_ENV`] allows two threads: unset, `1` or `2`; anything else is refused.
+/// Whether [`THREADS_ENV`] allows two threads: `2` does, unset or `1` does not; anything
+/// else is refused.
 fn parallel_from_env() -> Result<bool, SimError> {
     match std::env::var(THREADS_ENV) {
-        Err(std::env::VarError::NotPresent) => Ok(true),
+        Err(std::env::VarError::NotPresent) => Ok(false),
         Ok(v) if v.trim() == "1" => Ok(false),
         Ok(v) if v.trim() == "2" => Ok(true),
         Ok(v) => Err(SimError::InvalidConfig(format!(
@@ -291,8 +295,8 @@ impl World {
         })
     }
 
-    /// Allows (`true`, the default unless [`THREADS_ENV`] is `1`) or forbids stepping the
-    /// two nodes on two threads (see the module documentation, "Two threads"). The results
+    /// Allows (`true`; the default when [`THREADS_ENV`] is `2`) or forbids (the default)
+    /// stepping the two nodes on two threads (see the module documentation, "Two threads"). The results
     /// are the same either way; only the wall-clock time differs.
     pub fn set_parallel(&mut self, parallel: bool) {
         self.parallel = parallel;
