@@ -61,7 +61,9 @@ use crate::pingpong::handshake::{
 };
 use crate::pingpong::{peer_ipv4, random_psn, Prebound};
 use crate::setup::{connect, ConnInfo, ConnParams};
-use crate::wire::{close_session, fmt_gid, fmt_mac, gid_of_ipv4, WireLinkArgs, WireSpec, WiredNic};
+use crate::wire::{
+    check_gid_index, close_session, fmt_gid, fmt_mac, gid_of_ipv4, WireLinkArgs, WireSpec, WiredNic,
+};
 use proto::{Channel, Keys, Report, TestKind, CACHE_LINE, CYCLE_BUFFER, VERSION_LEN};
 use rocenic_driver::verbs::{
     access, qp_attr, send_flags, AtomicWr, Buffer, Context, Counter, Cq, Mr, Mtu, Qp, QpAttr,
@@ -291,6 +293,7 @@ fn plan(args: &PerftestArgs) -> anyhow::Result<Plan> {
     if args.tx_depth == 0 {
         bail!("-t 0: at least one work request in flight");
     }
+    check_gid_index("-x", args.gid_index, args.link.ip)?;
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         bail!(
             "--timeout {}: must be a positive number of seconds",

@@ -53,7 +53,8 @@ use rocenic_sim::UdpWireStats;
 
 use crate::setup::{connect, ConnInfo, ConnParams};
 use crate::wire::{
-    close_session, fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, WireLinkArgs, WireSpec, WiredNic,
+    check_gid_index, close_session, fmt_gid, fmt_mac, gid_of_ipv4, ipv4_of_gid, WireLinkArgs,
+    WireSpec, WiredNic,
 };
 use handshake::{client_exchange, server_accept, server_finish, Dest, DEFAULT_PORT};
 use rocenic_driver::verbs::{
@@ -198,13 +199,7 @@ pub fn run_with(
     if args.rx_depth == 0 {
         bail!("-r 0: at least one receive must be posted");
     }
-    if let Some(g) = args.gid_idx.filter(|&g| g != 0) {
-        bail!(
-            "-g {g}: GID index {g} does not exist; this port has one GID, index 0 = {} \
-             (RoCE v2 over IPv4)",
-            fmt_gid(gid_of_ipv4(args.link.ip))
-        );
-    }
+    check_gid_index("-g", args.gid_idx, args.link.ip)?;
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         bail!(
             "--timeout {}: must be a positive number of seconds",
@@ -808,12 +803,13 @@ mod tests {
             [10, 0, 0, 1],
         );
         type Change = fn(&mut PingpongArgs);
-        let cases: [(Change, &str); 7] = [
+        let cases: [(Change, &str); 8] = [
             (|a| a.mtu = 1500, "the path MTU must be"),
             (|a| a.size = 0, "the size must be"),
             (|a| a.iters = 0, "at least one iteration"),
             (|a| a.rx_depth = 0, "at least one receive"),
-            (|a| a.gid_idx = Some(1), "GID index 1 does not exist"),
+            (|a| a.gid_idx = Some(0), "IPv6 is not supported"),
+            (|a| a.gid_idx = Some(2), "GID index 2 is out of range"),
             (|a| a.timeout = 0.0, "--timeout"),
             (|a| a.link.backend = "fpga".into(), "unknown backend"),
         ];
