@@ -119,19 +119,18 @@ pub fn ipv4_of_gid(gid: [u8; 16]) -> Option<[u8; 4]> {
     Ipv6Addr::from(gid).to_ipv4_mapped().map(|ip| ip.octets())
 }
 
-/// A GID as `inet_ntop` prints it (`::ffff:10.0.0.1`, `fe80::1`, `::`).
 /// Checks a GID index given with `flag` (`-g`, `-x`) against the table a Linux RoCE
 /// port shows: index 0 the IPv6 link-local GID (fe80::EUI-64 of the MAC), index 1
 /// the IPv4-mapped RoCE v2 GID. rocenic serves index 1 only (it has no IPv6 path).
 pub fn check_gid_index(flag: &str, idx: Option<i32>, ip: [u8; 4]) -> anyhow::Result<()> {
     match idx {
         None | Some(1) => Ok(()),
-        Some(0) => anyhow::bail!(
+        Some(0) => bail!(
             "{flag} 0: GID index 0 is the IPv6 link-local GID, which rocenic cannot serve \
              (IPv6 is not supported); use {flag} 1 = {} (RoCE v2 over IPv4)",
             fmt_gid(gid_of_ipv4(ip))
         ),
-        Some(g) => anyhow::bail!(
+        Some(g) => bail!(
             "{flag} {g}: GID index {g} is out of range; this port has GIDs 0 (IPv6 \
              link-local, not supported) and 1 = {} (RoCE v2 over IPv4)",
             fmt_gid(gid_of_ipv4(ip))
@@ -139,6 +138,7 @@ pub fn check_gid_index(flag: &str, idx: Option<i32>, ip: [u8; 4]) -> anyhow::Res
     }
 }
 
+/// A GID as `inet_ntop` prints it (`::ffff:10.0.0.1`, `fe80::1`, `::`).
 pub fn fmt_gid(gid: [u8; 16]) -> String {
     Ipv6Addr::from(gid).to_string()
 }
