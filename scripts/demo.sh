@@ -9,27 +9,34 @@
 # `rocenic demo` (e.g. --backend model --loss 0.02, --seed 7, --max-size 65536).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The capture is judged by scapy and tshark whatever the backend; Verilator and g++ are
+# needed only by the RTL engine. Packages already present need no root.
 bash scripts/install-deps.sh oracles
 
-has() {
-    local want=$1 a
-    shift
-    for a in "$@"; do
-        case "$a" in "$want" | "$want"=*) return 0 ;; esac
+# The value of --backend among the arguments ("" when not given).
+backend_of() {
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --backend=*) echo "${1#--backend=}"; return ;;
+            --backend) echo "${2:-}"; return ;;
+        esac
+        shift
     done
-    return 1
 }
 
 defaults=()
-if ! has --backend "$@"; then
-    if bash scripts/install-deps.sh rtl; then
-        defaults+=(--backend rtl)
-    else
-        echo "demo: Verilator could not be installed (see above), so the behavioural model" \
-            "runs instead of the RTL engine (--backend model)." >&2
-        defaults+=(--backend model)
-    fi
-fi
+backend=$(backend_of "$@")
+case "$backend" in
+    "")
+        if bash scripts/install-deps.sh rtl; then
+            defaults+=(--backend rtl)
+        else
+            echo "demo: Verilator could not be installed (see above), so the behavioural model" \
+                "runs instead of the RTL engine (--backend model)." >&2
+            defaults+=(--backend model)
+        fi ;;
+    rtl) bash scripts/install-deps.sh rtl ;;
+esac
 
 mkdir -p out
 cargo run --release -q -p rocenic-cli --bin rocenic -- demo --pcap out/demo.pcap \
