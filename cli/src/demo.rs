@@ -650,17 +650,37 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
         max_recv_sge: 1,
         max_inline_data: max_inline,
     };
+    let list = |kind: Kind, mtu: Mtu| -> Vec<usize> {
+        if kind.atomic() {
+            vec![8, 8]
+        } else if kind.inline() {
+            sizes(mtu.bytes() as usize, args.max_size.min(max_inline as usize))
+        } else {
+            sizes(mtu.bytes() as usize, args.max_size)
+        }
+    };
+    let planned: usize = mtus
+        .iter()
+        .flat_map(|&m| Kind::ALL.iter().map(move |&k| (k, m)))
+        .map(|(k, m)| list(k, m).len())
+        .sum();
+    let bar = crate::progress::bar(planned as u64, "demo");
     for mtu in mtus {
         let mut ep = demo.connect(pd_a, pd_b, cap, mtu)?;
+        tracing::debug!(
+            mtu = mtu.bytes(),
+            qpn_a = ep[0].qp.qp_num,
+            qpn_b = ep[1].qp.qp_num,
+            "QPs connected: RESET -> INIT -> RTR -> RTS"
+        );
         for &kind in &Kind::ALL {
-            let list: Vec<usize> = if kind.atomic() {
-                vec![8, 8]
-            } else if kind.inline() {
-                sizes(mtu.bytes() as usize, args.max_size.min(max_inline as usize))
-            } else {
-                sizes(mtu.bytes() as usize, args.max_size)
-            };
-            for size in list {
+            for size in list(kind, mtu) {
+                bar.set_message(format!(
+                    "{} {} at PMTU {}",
+                    kind.name(),
+                    size_text(size),
+                    mtu.bytes()
+                ));
                 let dir = if demo.op_no & 1 == 0 { (0, 1) } else { (1, 0) };
                 let row = &mut rows[kind as usize];
                 row.count += 1;
@@ -668,6 +688,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
                 row.max_size = row.max_size.max(size);
                 row.mtus.insert(mtu.bytes());
                 let problems = demo.run_op(kind, size, dir, &ep)?;
+                bar.inc(1);
                 if problems.is_empty() {
                     rows[kind as usize].ok += 1;
                     continue;
@@ -683,10 +704,17 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
                 // A failed operation usually leaves the QP in ERR: go on with a new
                 // connection (and new CQs, so late completions of the old one cannot be
                 // mistaken for new ones), as an application would reconnect.
+                tracing::warn!(
+                    op = kind.name(),
+                    size,
+                    mtu = mtu.bytes(),
+                    "operation failed: reconnecting on new QPs"
+                );
                 ep = demo.connect(pd_a, pd_b, cap, mtu)?;
             }
         }
     }
+    bar.finish_and_clear();
     let cycles = demo.tb.a.ctx.now() - start;
     let ca = demo.tb.a.ctx.counters();
     let cb = demo.tb.b.ctx.counters();
