@@ -56,6 +56,10 @@ pub struct DemoArgs {
     /// Path MTUs to run (comma-separated); default all of 256,512,1024,2048,4096.
     #[arg(long, value_delimiter = ',')]
     pub mtu: Vec<u32>,
+    /// After the run, print both NICs' counters and those of the last MTU's QPs as
+    /// `rdma statistic show` does (host A is rocenic0, host B rocenic1).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 impl Default for DemoArgs {
@@ -68,6 +72,7 @@ impl Default for DemoArgs {
             loss: 0.0,
             max_size: 1 << 20,
             mtu: Vec::new(),
+            stats: false,
         }
     }
 }
@@ -193,6 +198,8 @@ pub struct Report {
     pub failures: Vec<String>,
     pub cycles: u64,
     pub retransmits: u64,
+    /// The counters after the run (the QPs: the last path MTU's pair).
+    pub stats: crate::stats::Stats,
 }
 
 /// One host's registered buffer and the image its memory must equal.
@@ -665,6 +672,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
         .map(|(k, m)| list(k, m).len())
         .sum();
     let bar = crate::progress::bar(planned as u64, "demo");
+    let mut last_eps = None;
     for mtu in mtus {
         let mut ep = demo.connect(pd_a, pd_b, cap, mtu)?;
         tracing::debug!(
@@ -713,11 +721,24 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
                 ep = demo.connect(pd_a, pd_b, cap, mtu)?;
             }
         }
+        last_eps = Some(ep);
     }
     bar.finish_and_clear();
     let cycles = demo.tb.a.ctx.now() - start;
     let ca = demo.tb.a.ctx.counters();
     let cb = demo.tb.b.ctx.counters();
+    let mut stats = crate::stats::Stats {
+        global: [ca, cb],
+        qps: Vec::new(),
+    };
+    if let Some([ea, eb]) = last_eps {
+        stats
+            .qps
+            .push((0, ea.qp.qp_num, demo.tb.a.ctx.query_qp_counters(ea.qp)?));
+        stats
+            .qps
+            .push((1, eb.qp.qp_num, demo.tb.b.ctx.query_qp_counters(eb.qp)?));
+    }
     let retransmits = ca[Counter::Retransmits as usize] + cb[Counter::Retransmits as usize];
     for (name, c) in [("A", &ca), ("B", &cb)] {
         if c[Counter::DmaFaults as usize] != 0 {
@@ -745,6 +766,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
         failures,
         cycles,
         retransmits,
+        stats,
     })
 }
 
@@ -790,6 +812,11 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "{rate:.0} simulated cycles per wall second")?;
     if let Some(p) = &args.pcap {
         writeln!(out, "frames captured in {}", p.display())?;
+    }
+    if args.stats {
+        for l in report.stats.lines() {
+            writeln!(out, "{l}")?;
+        }
     }
     if report.failures.is_empty() {
         writeln!(out, "PASS")?;

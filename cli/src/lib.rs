@@ -17,6 +17,7 @@ pub mod pingpong;
 pub mod plot;
 pub mod progress;
 pub mod setup;
+pub mod stats;
 pub mod wire;
 
 use clap::{Parser, Subcommand};

@@ -85,3 +85,25 @@ fn bad_plot_and_sweep_arguments_are_refused() {
     let e = rocenic(&["perf", "atomic", "-a"]).unwrap_err();
     assert!(e.to_string().contains("always 8 bytes"), "{e}");
 }
+
+#[test]
+fn demo_stats_prints_counters_like_rdma_statistic_show() {
+    let text = rocenic(&["demo", "--stats", "--max-size", "256", "--mtu", "256"]).unwrap();
+    let field = |line: &str, name: &str| -> u64 {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let i = w.iter().position(|&x| x == name).unwrap();
+        w[i + 1].parse().unwrap()
+    };
+    let link = |dev: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("link {dev}/1 tx_frames")))
+            .unwrap_or_else(|| panic!("no {dev} line in {text}"))
+    };
+    let (a, b) = (link("rocenic0"), link("rocenic1"));
+    assert!(field(a, "tx_frames") > 0);
+    // A lossless cable: what one NIC sent the other received.
+    assert_eq!(field(a, "tx_frames"), field(b, "rx_frames"));
+    assert_eq!(field(b, "tx_bytes"), field(a, "rx_bytes"));
+    assert_eq!(field(a, "retransmits"), 0);
+    assert_eq!(text.lines().filter(|l| l.contains("/1 cntn ")).count(), 2);
+}
