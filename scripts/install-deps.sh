@@ -16,11 +16,17 @@
 # calls `need PACKAGE 'probe command'` once per package.
 set -euo pipefail
 
-KNOWN_GROUPS=(oracles qemu rtl)
+KNOWN_GROUPS=(oracles qemu rtl plot)
 
 # --- groups -----------------------------------------------------------------
 # Each `need` line: Debian package, then a shell command that succeeds iff the
 # package's functionality is usable as the project uses it.
+
+group_plot() {
+    # `rocenic perf -a --plot`: plotters draws text with ab_glyph from this TrueType
+    # file (no fontconfig/freetype); cli/src/plot.rs looks for it here.
+    need fonts-dejavu-core 'test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'
+}
 
 group_oracles() {
     # External wire oracles (tests/oracles/): tshark's RoCE dissector and

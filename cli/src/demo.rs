@@ -56,6 +56,10 @@ pub struct DemoArgs {
     /// Path MTUs to run (comma-separated); default all of 256,512,1024,2048,4096.
     #[arg(long, value_delimiter = ',')]
     pub mtu: Vec<u32>,
+    /// After the run, print both NICs' counters and those of the last MTU's QPs as
+    /// `rdma statistic show` does (host A is rocenic0, host B rocenic1).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 impl Default for DemoArgs {
@@ -68,6 +72,7 @@ impl Default for DemoArgs {
             loss: 0.0,
             max_size: 1 << 20,
             mtu: Vec::new(),
+            stats: false,
         }
     }
 }
@@ -193,6 +198,8 @@ pub struct Report {
     pub failures: Vec<String>,
     pub cycles: u64,
     pub retransmits: u64,
+    /// The counters after the run (the QPs: the last path MTU's pair).
+    pub stats: crate::stats::Stats,
 }
 
 /// One host's registered buffer and the image its memory must equal.
@@ -650,17 +657,38 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
         max_recv_sge: 1,
         max_inline_data: max_inline,
     };
+    let list = |kind: Kind, mtu: Mtu| -> Vec<usize> {
+        if kind.atomic() {
+            vec![8, 8]
+        } else if kind.inline() {
+            sizes(mtu.bytes() as usize, args.max_size.min(max_inline as usize))
+        } else {
+            sizes(mtu.bytes() as usize, args.max_size)
+        }
+    };
+    let planned: usize = mtus
+        .iter()
+        .flat_map(|&m| Kind::ALL.iter().map(move |&k| (k, m)))
+        .map(|(k, m)| list(k, m).len())
+        .sum();
+    let bar = crate::progress::bar(planned as u64, "demo");
+    let mut last_eps = None;
     for mtu in mtus {
         let mut ep = demo.connect(pd_a, pd_b, cap, mtu)?;
+        tracing::debug!(
+            mtu = mtu.bytes(),
+            qpn_a = ep[0].qp.qp_num,
+            qpn_b = ep[1].qp.qp_num,
+            "QPs connected: RESET -> INIT -> RTR -> RTS"
+        );
         for &kind in &Kind::ALL {
-            let list: Vec<usize> = if kind.atomic() {
-                vec![8, 8]
-            } else if kind.inline() {
-                sizes(mtu.bytes() as usize, args.max_size.min(max_inline as usize))
-            } else {
-                sizes(mtu.bytes() as usize, args.max_size)
-            };
-            for size in list {
+            for size in list(kind, mtu) {
+                bar.set_message(format!(
+                    "{} {} at PMTU {}",
+                    kind.name(),
+                    size_text(size),
+                    mtu.bytes()
+                ));
                 let dir = if demo.op_no & 1 == 0 { (0, 1) } else { (1, 0) };
                 let row = &mut rows[kind as usize];
                 row.count += 1;
@@ -668,6 +696,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
                 row.max_size = row.max_size.max(size);
                 row.mtus.insert(mtu.bytes());
                 let problems = demo.run_op(kind, size, dir, &ep)?;
+                bar.inc(1);
                 if problems.is_empty() {
                     rows[kind as usize].ok += 1;
                     continue;
@@ -683,13 +712,33 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
                 // A failed operation usually leaves the QP in ERR: go on with a new
                 // connection (and new CQs, so late completions of the old one cannot be
                 // mistaken for new ones), as an application would reconnect.
+                tracing::warn!(
+                    op = kind.name(),
+                    size,
+                    mtu = mtu.bytes(),
+                    "operation failed: reconnecting on new QPs"
+                );
                 ep = demo.connect(pd_a, pd_b, cap, mtu)?;
             }
         }
+        last_eps = Some(ep);
     }
+    bar.finish_and_clear();
     let cycles = demo.tb.a.ctx.now() - start;
     let ca = demo.tb.a.ctx.counters();
     let cb = demo.tb.b.ctx.counters();
+    let mut stats = crate::stats::Stats {
+        global: [ca, cb],
+        qps: Vec::new(),
+    };
+    if let Some([ea, eb]) = last_eps {
+        stats
+            .qps
+            .push((0, ea.qp.qp_num, demo.tb.a.ctx.query_qp_counters(ea.qp)?));
+        stats
+            .qps
+            .push((1, eb.qp.qp_num, demo.tb.b.ctx.query_qp_counters(eb.qp)?));
+    }
     let retransmits = ca[Counter::Retransmits as usize] + cb[Counter::Retransmits as usize];
     for (name, c) in [("A", &ca), ("B", &cb)] {
         if c[Counter::DmaFaults as usize] != 0 {
@@ -717,6 +766,7 @@ pub fn run_demo(args: &DemoArgs) -> anyhow::Result<Report> {
         failures,
         cycles,
         retransmits,
+        stats,
     })
 }
 
@@ -762,6 +812,11 @@ pub fn run(args: &DemoArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "{rate:.0} simulated cycles per wall second")?;
     if let Some(p) = &args.pcap {
         writeln!(out, "frames captured in {}", p.display())?;
+    }
+    if args.stats {
+        for l in report.stats.lines() {
+            writeln!(out, "{l}")?;
+        }
     }
     if report.failures.is_empty() {
         writeln!(out, "PASS")?;

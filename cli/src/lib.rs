@@ -14,7 +14,10 @@ pub mod pattern;
 pub mod perf;
 pub mod perftest;
 pub mod pingpong;
+pub mod plot;
+pub mod progress;
 pub mod setup;
+pub mod stats;
 pub mod wire;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +27,10 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "rocenic", version, about)]
 pub struct Cli {
+    /// More log output on stderr: -v for info, -vv for debug (RUST_LOG, an EnvFilter
+    /// such as `rocenic_driver=trace`, overrides it).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }

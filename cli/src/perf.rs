@@ -92,9 +92,31 @@ pub struct PerfArgs {
     /// Write a waveform of node A's RTL to this file (.vcd or .fst); --backend rtl only.
     #[arg(long)]
     pub trace: Option<std::path::PathBuf>,
-    /// Print exactly one JSON object instead of a table.
+    /// Sweep message sizes as perftest's -a does: 2 B, 4 B, ... up to --max-size, one
+    /// run (and one table row, or one JSON line) per size. Not for atomics.
+    #[arg(short = 'a', long = "all")]
+    pub all: bool,
+    /// Largest size of the -a sweep, a power of two from 2 (perftest goes to 8 MiB; the
+    /// default keeps a model-backend sweep to seconds).
+    #[arg(long, default_value_t = DEFAULT_SWEEP_MAX)]
+    pub max_size: u32,
+    /// With -a: draw bandwidth and message rate against size into FILE.png or FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<std::path::PathBuf>,
+    /// Print JSON instead of a table: one object, or with -a one object per line per size.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The default largest size of a `-a` sweep: 1 MiB.
+pub const DEFAULT_SWEEP_MAX: u32 = 1 << 20;
+
+/// The sizes a `-a` sweep runs: the powers of two from 2 to `max` (a power of two).
+pub fn sweep_sizes(max: u32) -> anyhow::Result<Vec<u32>> {
+    if max < 2 || !max.is_power_of_two() {
+        bail!("--max-size {max}: the largest size of a sweep is a power of two, at least 2");
+    }
+    Ok((1..=max.trailing_zeros()).map(|k| 1 << k).collect())
 }
 
 impl PerfArgs {
@@ -112,6 +134,9 @@ impl PerfArgs {
             seed: 1,
             pcap: None,
             trace: None,
+            all: false,
+            max_size: DEFAULT_SWEEP_MAX,
+            plot: None,
             json: false,
         }
     }
@@ -394,6 +419,11 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
         wr
     };
 
+    let bar = crate::progress::bar(
+        args.iters * args.qps as u64,
+        &format!("perf {} {size} B", args.op.name()),
+    );
+    bar.set_message("messages");
     let wall = Instant::now();
     let t0 = tb.a.ctx.now();
     let mut t_end = t0;
@@ -432,6 +462,7 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
             if n > 0 {
                 f.done += n as u64;
                 completed += n as u64;
+                bar.set_position(completed);
                 t_end = tb.a.ctx.now();
                 last_progress = t_end;
                 progressed = true;
@@ -446,6 +477,7 @@ pub fn run_perf(args: &PerfArgs) -> anyhow::Result<PerfResult> {
             tb.a.ctx.wait(POLL_QUANTUM);
         }
     }
+    bar.finish_and_clear();
     let wall = wall.elapsed().as_secs_f64();
     let cycles = (t_end - t0).max(1);
     let retransmissions = retrans(&mut tb) - retrans0;
@@ -587,8 +619,95 @@ fn probe_latency(
     bail!("latency probe: no completion within {LATENCY_LIMIT} cycles")
 }
 
+/// `rocenic perf -a`: one run per size of [`sweep_sizes`], each printed as it finishes.
+pub fn run_sweep(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<Vec<PerfResult>> {
+    if args.op == PerfOp::Atomic {
+        bail!("-a sweeps message sizes, and an atomic is always 8 bytes: run `perf atomic` alone");
+    }
+    if args.pcap.is_some() || args.trace.is_some() {
+        bail!("--pcap and --trace record one run: give -s SIZE instead of -a");
+    }
+    let sizes = sweep_sizes(args.max_size)?;
+    if let Some(p) = &args.plot {
+        crate::plot::Format::from_path(p)?;
+    }
+    let bar = crate::progress::bar(sizes.len() as u64, &format!("perf {} -a", args.op.name()));
+    if !args.json {
+        writeln!(
+            out,
+            "rocenic perf {} -a: backend {}, {} QP(s), {} messages per QP and size, PMTU {}, tx depth {}, loss {}",
+            args.op.name(),
+            args.backend,
+            args.qps,
+            args.iters,
+            args.mtu,
+            args.tx_depth,
+            args.loss
+        )?;
+        writeln!(
+            out,
+            "{:>10} {:>10} {:>12} {:>12} {:>10} {:>15} {:>8} {:>8}",
+            "#bytes",
+            "#messages",
+            "cycles",
+            "Gb/s@250MHz",
+            "bytes/cyc",
+            "Mmsg/s@250MHz",
+            "wire eff",
+            "retrans"
+        )?;
+    }
+    let mut results = Vec::new();
+    for size in sizes {
+        bar.set_message(format!("{size} B"));
+        let r = run_perf(&PerfArgs {
+            size,
+            all: false,
+            ..args.clone()
+        })?;
+        bar.inc(1);
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string(&r)?)?;
+        } else {
+            writeln!(
+                out,
+                "{:>10} {:>10} {:>12} {:>12.2} {:>10.3} {:>15.3} {:>8} {:>8}",
+                r.size,
+                r.messages,
+                r.cycles,
+                r.gbps_at_250mhz,
+                r.payload_bytes_per_cycle,
+                r.messages_per_cycle * 250.0,
+                r.wire_efficiency.map_or("-".into(), |e| format!("{e:.3}")),
+                r.retransmissions
+            )?;
+        }
+        if !r.verified {
+            bail!(
+                "perf: {size} B: data did not verify: {}",
+                r.problems.join("; ")
+            );
+        }
+        results.push(r);
+    }
+    bar.finish_and_clear();
+    if let Some(p) = &args.plot {
+        crate::plot::plot(&results, p)?;
+        if !args.json {
+            writeln!(out, "plot written to {}", p.display())?;
+        }
+    }
+    Ok(results)
+}
+
 /// `rocenic perf`.
 pub fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if args.all {
+        return run_sweep(args, out).map(drop);
+    }
+    if args.plot.is_some() {
+        bail!("--plot draws a sweep of message sizes: add -a");
+    }
     let r = run_perf(args)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&r)?)?;

@@ -122,7 +122,9 @@ impl Testbed {
                     ..PairConfig::default()
                 };
                 let pair = if kind == BackendKind::Rtl {
-                    two_node_rtl_world(&cfg, opts.pcap.as_deref(), opts.trace.as_deref())?
+                    crate::progress::rtl_build(|| {
+                        two_node_rtl_world(&cfg, opts.pcap.as_deref(), opts.trace.as_deref())
+                    })?
                 } else {
                     two_node_world(&cfg, opts.pcap.as_deref())?
                 };
@@ -134,6 +136,12 @@ impl Testbed {
                     ctx.set_port(mac, ip);
                     Ok(Host { ctx, mac, ip, node })
                 };
+                tracing::info!(
+                    backend = kind.name(),
+                    loss = opts.loss,
+                    seed = opts.seed,
+                    "two-node world built"
+                );
                 Ok(Testbed {
                     backend: kind,
                     a: host(pair.a, 1)?,
@@ -158,6 +166,7 @@ impl Testbed {
                 };
                 let host = |bdf: &str, last: u8| -> Result<Host> {
                     let be = VfioBackend::open(bdf, &VfioOptions::default())?;
+                    tracing::info!(bdf, "VFIO device opened");
                     let mut ctx = Context::open(Box::new(be))?;
                     let (mac, ip) = ([0x02, 0x00, 0x00, 0x00, 0x00, last], [10, 0, 0, last]);
                     ctx.set_port(mac, ip);

@@ -75,6 +75,37 @@ pub fn default_cache_dir() -> PathBuf {
     workspace.join("target").join("rocenic-verilator")
 }
 
+/// A step of a model build that was not found in the cache, as told to the
+/// [`set_build_observer`] hook (a cached library reports nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildStage {
+    /// `verilator` is translating the Verilog to C++.
+    Verilating,
+    /// g++ is compiling the model's C++ (and the Verilator runtime, if not cached).
+    Compiling,
+    /// The library is built and in the cache.
+    Built,
+}
+
+/// The hook [`set_build_observer`] installs: the model's name and the stage reached.
+pub type BuildObserver = Arc<dyn Fn(&str, BuildStage) + Send + Sync>;
+
+static OBSERVER: Mutex<Option<BuildObserver>> = Mutex::new(None);
+
+/// Installs (or with `None` removes) a process-wide hook told when a model build that was
+/// not cached starts each stage, so a program can show progress during a build of
+/// minutes; the library itself prints nothing. The hook runs on the building thread.
+pub fn set_build_observer(observer: Option<BuildObserver>) {
+    *OBSERVER.lock().unwrap_or_else(|e| e.into_inner()) = observer;
+}
+
+fn observe(name: &str, stage: BuildStage) {
+    let hook = OBSERVER.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(hook) = hook {
+        hook(name, stage);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Small helpers: hashing, names, file-system errors.
 
@@ -747,6 +778,7 @@ impl ModelBuilder {
                     &final_dir,
                     &mut report,
                 )?;
+                observe(&name, BuildStage::Built);
             }
         }
 
@@ -842,6 +874,7 @@ impl ModelBuilder {
                 }
             }
         }
+        observe(name, BuildStage::Verilating);
         let t0 = Instant::now();
         let out = Command::new(&tools.verilator)
             .args(argv)
@@ -885,6 +918,7 @@ impl ModelBuilder {
         fs::write(&shim_src, shim_text).map_err(io_err("writing", &shim_src))?;
 
         // 3. Runtime objects (cached) and the model's C++, in parallel jobs.
+        observe(name, BuildStage::Compiling);
         let t1 = Instant::now();
         let runtime = runtime_objects(tools, cache, self.trace)?;
         report.runtime_built = runtime.built;

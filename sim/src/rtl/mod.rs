@@ -68,7 +68,10 @@ mod shim;
 
 use std::path::PathBuf;
 
-pub use build::{default_cache_dir, BuildReport, ModelBuilder, VerilatedLib};
+pub use build::{
+    default_cache_dir, set_build_observer, BuildObserver, BuildReport, BuildStage, ModelBuilder,
+    VerilatedLib,
+};
 pub use model::{VerilatedModel, DEFAULT_HALF_PERIOD};
 pub use ports::{AsPort, Port, PortDir, PortInfo, PortTable};
 
