@@ -41,9 +41,10 @@ use rocenic_proto::abi::{cmd as abi_cmd, regs, DESC_SIZE};
 
 pub use rocenic_proto::abi::cmd::qp_attr;
 pub use rocenic_proto::abi::regs::Counter;
-pub use rocenic_proto::abi::verbs::{
-    access, send_flags, wc_flags, Mtu, QpState, WcOpcode, WcStatus, WrOpcode,
-};
+// The device ABI numbers these as verbs.h does, so the driver hands them on unchanged
+// (tests/verbs_h.rs checks every value against the header); `send_flags` differs and is
+// the driver's own, below.
+pub use rocenic_proto::abi::verbs::{access, wc_flags, Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
 pub use rocenic_proto::abi::wqe::Sge;
 
 use crate::backend::{Backend, DmaRegion};
@@ -246,8 +247,8 @@ pub struct SendWr {
     /// Returned untouched in the completion.
     pub wr_id: u64,
     pub opcode: WrOpcode,
-    /// `send_flags` bits.
-    pub send_flags: u8,
+    /// [`send_flags`] bits (verbs.h numbering).
+    pub send_flags: u32,
     pub sg_list: Vec<Sge>,
     /// For `*_WITH_IMM`.
     pub imm_data: u32,
@@ -1420,20 +1421,81 @@ impl Drop for Context {
     }
 }
 
+/// Send flags (`enum ibv_send_flags`), numbered as in verbs.h: the `send_flags` bits of a
+/// [`SendWr`].
+///
+/// The flags byte of a send WQE holds the same flags at the device's own bit positions
+/// (`rocenic_proto::abi::verbs::send_flags`: SIGNALED 1, SOLICITED 2, INLINE 4, FENCE 8,
+/// fixed by the host ABI). [`to_wqe`](send_flags::to_wqe) and
+/// [`from_wqe`](send_flags::from_wqe) are the only places that translate.
+///
+/// ```
+/// use rocenic_driver::send_flags;
+///
+/// let flags = send_flags::SIGNALED | send_flags::INLINE;
+/// assert_eq!(flags, 2 | 8); // IBV_SEND_SIGNALED | IBV_SEND_INLINE
+/// let wqe = send_flags::to_wqe(flags).unwrap();
+/// assert_eq!(wqe, 1 | 4); // the device's SIGNALED | INLINE
+/// assert_eq!(send_flags::from_wqe(wqe), Some(flags));
+/// assert_eq!(send_flags::to_wqe(16), None); // IBV_SEND_IP_CSUM: not supported
+/// ```
+pub mod send_flags {
+    use rocenic_proto::abi::verbs::send_flags as wqe;
+
+    /// `IBV_SEND_FENCE`: wait until every earlier RDMA READ and atomic has completed.
+    pub const FENCE: u32 = 1;
+    /// `IBV_SEND_SIGNALED`: write a completion on success (errors always complete).
+    pub const SIGNALED: u32 = 2;
+    /// `IBV_SEND_SOLICITED`: set the solicited-event bit in the last packet.
+    pub const SOLICITED: u32 = 4;
+    /// `IBV_SEND_INLINE`: the driver copies the payload into the WQE.
+    pub const INLINE: u32 = 8;
+    /// Every flag rocenic supports; others are refused.
+    pub const ALL: u32 = FENCE | SIGNALED | SOLICITED | INLINE;
+
+    /// verbs.h flag and device bit, each pair once.
+    const PAIRS: [(u32, u8); 4] = [
+        (FENCE, wqe::FENCE),
+        (SIGNALED, wqe::SIGNALED),
+        (SOLICITED, wqe::SOLICITED),
+        (INLINE, wqe::INLINE),
+    ];
+
+    /// The WQE flags byte for verbs.h `flags`; `None` if `flags` has a bit outside [`ALL`].
+    pub fn to_wqe(flags: u32) -> Option<u8> {
+        (flags & !ALL == 0).then(|| {
+            PAIRS
+                .iter()
+                .filter(|(verbs, _)| flags & verbs != 0)
+                .fold(0, |acc, (_, device)| acc | device)
+        })
+    }
+
+    /// The verbs.h flags of a WQE flags byte; `None` if it has a bit the device does not
+    /// define.
+    pub fn from_wqe(bits: u8) -> Option<u32> {
+        let known = PAIRS.iter().fold(0, |acc, (_, device)| acc | device);
+        (bits & !known == 0).then(|| {
+            PAIRS
+                .iter()
+                .filter(|(_, device)| bits & device != 0)
+                .fold(0, |acc, (verbs, _)| acc | verbs)
+        })
+    }
+}
+
 /// Validates one send work request against the QP and turns it into a WQE.
 fn build_send_wqe(be: &mut dyn Backend, qpn: u32, cap: &QpCap, wr: &SendWr) -> Result<SendWqe> {
     let op = wr.opcode;
     if let WrOpcode::Unknown(v) = op {
         return Err(Error::BadWr(format!("unknown opcode {v}")));
     }
-    let known_flags =
-        send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE | send_flags::FENCE;
-    if wr.send_flags & !known_flags != 0 {
+    let Some(flags) = send_flags::to_wqe(wr.send_flags) else {
         return Err(Error::BadWr(format!(
             "unknown send_flags {:#x}",
-            wr.send_flags & !known_flags
+            wr.send_flags & !send_flags::ALL
         )));
-    }
+    };
     if wr.sg_list.len() > cap.max_send_sge as usize {
         return Err(Error::TooManySge {
             qpn,
@@ -1444,7 +1506,7 @@ fn build_send_wqe(be: &mut dyn Backend, qpn: u32, cap: &QpCap, wr: &SendWr) -> R
     let mut wqe = SendWqe {
         wr_id: wr.wr_id,
         opcode: op,
-        flags: wr.send_flags,
+        flags,
         ..SendWqe::default()
     };
     match op {
