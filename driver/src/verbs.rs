@@ -62,6 +62,7 @@ pub const DEFAULT_POLL_QUANTUM: u64 = 16;
 pub struct DeviceAttr {
     /// ABI version the device speaks.
     pub abi_major: u16,
+    /// ABI minor version the device speaks.
     pub abi_minor: u16,
     /// QPNs run from 2 to `max_qp - 1`.
     pub max_qp: u32,
@@ -94,12 +95,14 @@ pub struct DeviceAttr {
 /// A protection domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pd {
+    /// PD number.
     pub pdn: u32,
 }
 
 /// A completion queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cq {
+    /// CQ number.
     pub cqn: u32,
     /// Entries in the ring (a power of two, at least what was asked for).
     pub cqe: u32,
@@ -108,6 +111,7 @@ pub struct Cq {
 /// A queue pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Qp {
+    /// QP number.
     pub qp_num: u32,
     /// The capacities it was created with (`max_send_wr`/`max_recv_wr` are the ring sizes).
     pub cap: QpCap,
@@ -120,7 +124,9 @@ pub struct Mr {
     pub addr: u64,
     /// Length in bytes.
     pub length: u64,
+    /// Local key (for SGEs).
     pub lkey: u32,
+    /// Remote key (for the peer's RDMA and atomics).
     pub rkey: u32,
 }
 
@@ -149,18 +155,26 @@ pub struct Buffer {
 /// QP capacities (`struct ibv_qp_cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct QpCap {
+    /// Send queue entries.
     pub max_send_wr: u32,
+    /// Receive queue entries.
     pub max_recv_wr: u32,
+    /// SGEs per send WR.
     pub max_send_sge: u32,
+    /// SGEs per receive WR.
     pub max_recv_sge: u32,
+    /// Largest inline payload of a send WR.
     pub max_inline_data: u32,
 }
 
 /// QP creation attributes (`struct ibv_qp_init_attr`, RC only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpInitAttr {
+    /// The CQ of send completions.
     pub send_cq: Cq,
+    /// The CQ of receive completions.
     pub recv_cq: Cq,
+    /// Capacities asked for.
     pub cap: QpCap,
 }
 
@@ -179,12 +193,19 @@ pub struct AhAttr {
 /// fields named by its mask (`qp_attr` bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpAttr {
+    /// `IBV_QP_STATE`: the state to move to.
     pub qp_state: QpState,
+    /// `IBV_QP_PATH_MTU`.
     pub path_mtu: Mtu,
+    /// `IBV_QP_DEST_QPN`: the peer QP.
     pub dest_qp_num: u32,
+    /// `IBV_QP_RQ_PSN`: the first PSN expected.
     pub rq_psn: u32,
+    /// `IBV_QP_SQ_PSN`: the first PSN sent.
     pub sq_psn: u32,
+    /// `IBV_QP_ACCESS_FLAGS`: remote operations allowed ([`access`] bits).
     pub qp_access_flags: u32,
+    /// `IBV_QP_AV`: the peer's address.
     pub ah_attr: AhAttr,
     /// ACK timeout: 4.096 us * 2^timeout (1..=31).
     pub timeout: u8,
@@ -223,18 +244,22 @@ impl Default for QpAttr {
 /// The remote side of an RDMA READ/WRITE (`wr.rdma`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RdmaWr {
+    /// Remote virtual address.
     pub remote_addr: u64,
+    /// Remote key.
     pub rkey: u32,
 }
 
 /// The operands of an atomic (`wr.atomic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtomicWr {
+    /// Remote virtual address (8-byte aligned).
     pub remote_addr: u64,
     /// CMP_AND_SWP: the compare value; FETCH_AND_ADD: the addend.
     pub compare_add: u64,
     /// CMP_AND_SWP: the swap value.
     pub swap: u64,
+    /// Remote key.
     pub rkey: u32,
 }
 
@@ -246,9 +271,11 @@ pub struct AtomicWr {
 pub struct SendWr {
     /// Returned untouched in the completion.
     pub wr_id: u64,
+    /// What to do.
     pub opcode: WrOpcode,
     /// [`send_flags`] bits (verbs.h numbering).
     pub send_flags: u32,
+    /// Local memory: the payload, or where READ/atomic results land.
     pub sg_list: Vec<Sge>,
     /// For `*_WITH_IMM`.
     pub imm_data: u32,
@@ -278,15 +305,20 @@ impl Default for SendWr {
 /// A receive work request (`struct ibv_recv_wr`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecvWr {
+    /// Returned untouched in the completion.
     pub wr_id: u64,
+    /// Where the received payload lands.
     pub sg_list: Vec<Sge>,
 }
 
 /// A work completion (`struct ibv_wc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wc {
+    /// The `wr_id` of the work request.
     pub wr_id: u64,
+    /// How it ended.
     pub status: WcStatus,
+    /// What completed.
     pub opcode: WcOpcode,
     /// Bytes received (receive completions) or the message length (requester).
     pub byte_len: u32,
@@ -294,6 +326,7 @@ pub struct Wc {
     pub imm_data: Option<u32>,
     /// The rkey a SEND_WITH_INV invalidated.
     pub invalidated_rkey: Option<u32>,
+    /// The local QP.
     pub qp_num: u32,
     /// The remote QPN of the connection.
     pub src_qp: u32,
