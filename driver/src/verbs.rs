@@ -482,6 +482,32 @@ struct BufEntry {
 }
 
 /// A rocenic device opened for use; owns all host-side state of the objects it creates.
+///
+/// On the behavioural model (cargo feature `model`): open node A of a two-node world, then
+/// create a PD, a CQ, a QP and a registered buffer, and move the QP to INIT.
+///
+/// ```
+/// # #[cfg(feature = "model")] {
+/// use rocenic_driver::backend::model::{two_node_world, PairConfig};
+/// use rocenic_driver::{access, qp_attr, Context, QpAttr, QpCap, QpInitAttr, QpState};
+///
+/// let pair = two_node_world(&PairConfig::default(), None)?;
+/// let mut ctx = Context::open(Box::new(pair.a))?;
+/// let pd = ctx.alloc_pd()?;
+/// let cq = ctx.create_cq(16)?;
+/// let cap = QpCap { max_send_wr: 8, max_recv_wr: 8, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 0 };
+/// let qp = ctx.create_qp(pd, &QpInitAttr { send_cq: cq, recv_cq: cq, cap })?;
+/// assert_eq!(qp.cap.max_send_wr, 8);
+/// let buf = ctx.alloc_buf(4096)?;
+/// let mr = ctx.reg_mr(pd, &buf, access::LOCAL_WRITE | access::REMOTE_WRITE)?;
+/// assert_eq!(mr.length, 4096);
+/// let init = QpAttr { qp_state: QpState::Init, ..QpAttr::default() };
+/// ctx.modify_qp(qp, &init, qp_attr::STATE)?;
+/// assert_eq!(ctx.query_qp(qp)?.qp_state, QpState::Init);
+/// ctx.close()?;
+/// # }
+/// # Ok::<(), rocenic_driver::Error>(())
+/// ```
 pub struct Context {
     be: Box<dyn Backend>,
     attr: DeviceAttr,
