@@ -16,7 +16,7 @@
 # calls `need PACKAGE 'probe command'` once per package.
 set -euo pipefail
 
-KNOWN_GROUPS=(oracles qemu rtl plot)
+KNOWN_GROUPS=(oracles qemu rtl verbs plot)
 
 # --- groups -----------------------------------------------------------------
 # Each `need` line: Debian package, then a shell command that succeeds iff the
@@ -63,6 +63,14 @@ group_rtl() {
     need make 'command -v make >/dev/null 2>&1'
     need zlib1g-dev 'test -f /usr/include/zlib.h'
     need yosys 'command -v yosys >/dev/null 2>&1 && yosys -V >/dev/null 2>&1'
+}
+
+group_verbs() {
+    # The driver's numbering test (driver/tests/verbs_h.rs) compiles a small C program
+    # against rdma-core's infiniband/verbs.h with cc and compares every constant it prints
+    # with the driver's.
+    need libibverbs-dev 'test -f /usr/include/infiniband/verbs.h'
+    need gcc 'command -v cc >/dev/null 2>&1 && cc --version >/dev/null 2>&1'
 }
 
 # --- machinery --------------------------------------------------------------

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== system packages"
-bash scripts/install-deps.sh oracles rtl qemu plot
+bash scripts/install-deps.sh oracles rtl qemu verbs plot
 
 echo "== oracle self-test (scapy layers and the checker against known-good and known-bad frames)"
 /usr/bin/python3 tests/oracles/check_pcap.py --self-test

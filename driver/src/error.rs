@@ -11,76 +11,125 @@ pub enum Error {
     /// The ID register does not hold `regs::DEVICE_ID`: not a rocenic device, or BAR0 is not
     /// mapped where the backend thinks it is.
     #[error("not a rocenic device: ID register reads {found:#010x}, expected {expected:#010x} (\"RoCE\")")]
-    NotRocenic { found: u32, expected: u32 },
+    NotRocenic {
+        /// What the ID register holds.
+        found: u32,
+        /// `regs::DEVICE_ID`.
+        expected: u32,
+    },
 
     /// The device speaks an ABI major version this driver does not.
     #[error(
         "device ABI {major}.{minor} is not supported: this driver speaks ABI {driver_major}.x"
     )]
     AbiMismatch {
+        /// The device's ABI major version.
         major: u16,
+        /// The device's ABI minor version.
         minor: u16,
+        /// The ABI major version this driver speaks.
         driver_major: u16,
     },
 
     /// A capability register holds a value the driver cannot work with.
     #[error("device capability {register} = {value:#x} is unusable: {why}")]
     BadCapability {
+        /// The register's name.
         register: &'static str,
+        /// What it holds.
         value: u32,
+        /// Why that value is unusable.
         why: &'static str,
     },
 
     /// The backend could not allocate or map DMA memory.
     #[error("DMA allocation of {len} bytes failed: {reason}")]
-    DmaAlloc { len: usize, reason: String },
+    DmaAlloc {
+        /// Bytes asked for.
+        len: usize,
+        /// The backend's reason.
+        reason: String,
+    },
 
     /// The backend could not unmap or free a DMA region.
     #[error("freeing DMA region {id} failed: {reason}")]
-    DmaFree { id: u64, reason: String },
+    DmaFree {
+        /// The region's id.
+        id: u64,
+        /// The backend's reason.
+        reason: String,
+    },
 
     /// A host CPU access to DMA memory failed (outside any live region).
     #[error("host {} of {len} bytes at VA {va:#x} failed: {reason}", if *.write { "write" } else { "read" })]
     MemAccess {
+        /// Virtual address of the first byte.
         va: u64,
+        /// Bytes accessed.
         len: usize,
+        /// A write (else a read).
         write: bool,
+        /// The backend's reason.
         reason: String,
     },
 
     /// The command mailbox was still busy with an earlier command.
     #[error("command mailbox still busy after {cycles} cycles, cannot start {op}")]
-    CmdBusy { op: CmdOpcode, cycles: u64 },
+    CmdBusy {
+        /// The command that could not start.
+        op: CmdOpcode,
+        /// How long the driver waited.
+        cycles: u64,
+    },
 
     /// The device did not finish a command in time.
     #[error("command {op} on {object} timed out: CMD_STATUS still busy after {cycles} cycles")]
     CmdTimeout {
+        /// The command.
         op: CmdOpcode,
+        /// The object it named.
         object: String,
+        /// How long the driver waited.
         cycles: u64,
     },
 
     /// The device finished a command with an error status.
     #[error("command {op} on {object} failed with {status}: {}", cmd_status_meaning(*.status))]
     Cmd {
+        /// The command.
         op: CmdOpcode,
+        /// The object it named.
         object: String,
+        /// The status the device returned.
         status: CmdStatus,
     },
 
     /// Every object number of a kind is taken.
     #[error("out of {what}: all {max} are in use")]
-    Exhausted { what: &'static str, max: u32 },
+    Exhausted {
+        /// The kind of object.
+        what: &'static str,
+        /// How many the device has.
+        max: u32,
+    },
 
     /// A handle names no live object (never created, or already destroyed).
     #[error("unknown {what} {id} (never created or already destroyed)")]
-    UnknownHandle { what: &'static str, id: u64 },
+    UnknownHandle {
+        /// The kind of object.
+        what: &'static str,
+        /// The number the handle holds.
+        id: u64,
+    },
 
     /// An object cannot be destroyed while others still use it.
     #[error("{what} {id} is still in use by {users}")]
     InUse {
+        /// The kind of object.
         what: &'static str,
+        /// Its number.
         id: u64,
+        /// The objects still using it.
         users: String,
     },
 
@@ -91,33 +140,64 @@ pub enum Error {
     /// A host access to a [`crate::Buffer`] falls outside it.
     #[error("{len} bytes at offset {offset} fall outside buffer {id} of {buf_len} bytes")]
     OutOfBounds {
+        /// The buffer's id.
         id: u64,
+        /// Offset of the access.
         offset: usize,
+        /// Length of the access.
         len: usize,
+        /// The buffer's length.
         buf_len: usize,
     },
 
     /// The send queue has no free slot: poll completions (signal some WRs) first.
     #[error("send queue of QP {qpn} is full: {depth} WRs outstanding")]
-    SqFull { qpn: u32, depth: u32 },
+    SqFull {
+        /// The QP.
+        qpn: u32,
+        /// Work requests outstanding.
+        depth: u32,
+    },
 
     /// The receive queue has no free slot.
     #[error("receive queue of QP {qpn} is full: {depth} WRs outstanding")]
-    RqFull { qpn: u32, depth: u32 },
+    RqFull {
+        /// The QP.
+        qpn: u32,
+        /// Work requests outstanding.
+        depth: u32,
+    },
 
     /// A work request has more scatter/gather entries than the QP was created with.
     #[error("work request has {n} SGEs but QP {qpn} allows {max}")]
-    TooManySge { qpn: u32, n: usize, max: u32 },
+    TooManySge {
+        /// The QP.
+        qpn: u32,
+        /// SGEs in the request.
+        n: usize,
+        /// SGEs the QP allows.
+        max: u32,
+    },
 
     /// An inline work request carries more bytes than the QP was created with.
     #[error("inline data of {len} bytes exceeds QP {qpn}'s max_inline_data of {max}")]
-    InlineTooLong { qpn: u32, len: u64, max: u32 },
+    InlineTooLong {
+        /// The QP.
+        qpn: u32,
+        /// Bytes of inline data in the request.
+        len: u64,
+        /// The QP's `max_inline_data`.
+        max: u32,
+    },
 
     /// The QP's state does not allow posting to this queue.
     #[error("cannot post to the {queue} of QP {qpn} in state {state}")]
     BadQpState {
+        /// The QP.
         qpn: u32,
+        /// Its state.
         state: QpState,
+        /// "send queue" or "receive queue".
         queue: &'static str,
     },
 
@@ -128,8 +208,11 @@ pub enum Error {
     /// Completions did not arrive in time.
     #[error("CQ {cqn}: timed out after {cycles} cycles waiting for {wanted} completions, got {}", .got.len())]
     CqTimeout {
+        /// The CQ.
         cqn: u32,
+        /// Completions waited for.
         wanted: usize,
+        /// How long the driver waited.
         cycles: u64,
         /// The completions that did arrive (already consumed from the CQ).
         got: Vec<Wc>,
@@ -137,11 +220,21 @@ pub enum Error {
 
     /// The backend named on the command line does not exist.
     #[error("unknown backend {name:?}; available backends: {available}")]
-    UnknownBackend { name: String, available: String },
+    UnknownBackend {
+        /// The name given.
+        name: String,
+        /// The backends this build has.
+        available: String,
+    },
 
     /// The backend exists in the design but not in this build yet.
     #[error("backend {name:?} is not available yet: {why}")]
-    BackendUnavailable { name: String, why: String },
+    BackendUnavailable {
+        /// The name given.
+        name: String,
+        /// Why it is not available.
+        why: String,
+    },
 
     /// The Verilated RTL could not be built or instantiated (the message names the
     /// install command when `verilator` or `g++` is missing).

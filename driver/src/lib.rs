@@ -11,6 +11,7 @@
 // `unsafe` (ioctls, mmap, MMIO, DMA memory) is allowed in one module only:
 // `backend::vfio::sys`.
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod backend;
 mod error;

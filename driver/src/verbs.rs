@@ -41,9 +41,10 @@ use rocenic_proto::abi::{cmd as abi_cmd, regs, DESC_SIZE};
 
 pub use rocenic_proto::abi::cmd::qp_attr;
 pub use rocenic_proto::abi::regs::Counter;
-pub use rocenic_proto::abi::verbs::{
-    access, send_flags, wc_flags, Mtu, QpState, WcOpcode, WcStatus, WrOpcode,
-};
+// The device ABI numbers these as verbs.h does, so the driver hands them on unchanged
+// (tests/verbs_h.rs checks every value against the header); `send_flags` differs and is
+// the driver's own, below.
+pub use rocenic_proto::abi::verbs::{access, wc_flags, Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
 pub use rocenic_proto::abi::wqe::Sge;
 
 use crate::backend::{Backend, DmaRegion};
@@ -61,6 +62,7 @@ pub const DEFAULT_POLL_QUANTUM: u64 = 16;
 pub struct DeviceAttr {
     /// ABI version the device speaks.
     pub abi_major: u16,
+    /// ABI minor version the device speaks.
     pub abi_minor: u16,
     /// QPNs run from 2 to `max_qp - 1`.
     pub max_qp: u32,
@@ -93,12 +95,14 @@ pub struct DeviceAttr {
 /// A protection domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pd {
+    /// PD number.
     pub pdn: u32,
 }
 
 /// A completion queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cq {
+    /// CQ number.
     pub cqn: u32,
     /// Entries in the ring (a power of two, at least what was asked for).
     pub cqe: u32,
@@ -107,6 +111,7 @@ pub struct Cq {
 /// A queue pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Qp {
+    /// QP number.
     pub qp_num: u32,
     /// The capacities it was created with (`max_send_wr`/`max_recv_wr` are the ring sizes).
     pub cap: QpCap,
@@ -119,7 +124,9 @@ pub struct Mr {
     pub addr: u64,
     /// Length in bytes.
     pub length: u64,
+    /// Local key (for SGEs).
     pub lkey: u32,
+    /// Remote key (for the peer's RDMA and atomics).
     pub rkey: u32,
 }
 
@@ -148,18 +155,26 @@ pub struct Buffer {
 /// QP capacities (`struct ibv_qp_cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct QpCap {
+    /// Send queue entries.
     pub max_send_wr: u32,
+    /// Receive queue entries.
     pub max_recv_wr: u32,
+    /// SGEs per send WR.
     pub max_send_sge: u32,
+    /// SGEs per receive WR.
     pub max_recv_sge: u32,
+    /// Largest inline payload of a send WR.
     pub max_inline_data: u32,
 }
 
 /// QP creation attributes (`struct ibv_qp_init_attr`, RC only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpInitAttr {
+    /// The CQ of send completions.
     pub send_cq: Cq,
+    /// The CQ of receive completions.
     pub recv_cq: Cq,
+    /// Capacities asked for.
     pub cap: QpCap,
 }
 
@@ -178,12 +193,19 @@ pub struct AhAttr {
 /// fields named by its mask (`qp_attr` bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpAttr {
+    /// `IBV_QP_STATE`: the state to move to.
     pub qp_state: QpState,
+    /// `IBV_QP_PATH_MTU`.
     pub path_mtu: Mtu,
+    /// `IBV_QP_DEST_QPN`: the peer QP.
     pub dest_qp_num: u32,
+    /// `IBV_QP_RQ_PSN`: the first PSN expected.
     pub rq_psn: u32,
+    /// `IBV_QP_SQ_PSN`: the first PSN sent.
     pub sq_psn: u32,
+    /// `IBV_QP_ACCESS_FLAGS`: remote operations allowed ([`access`] bits).
     pub qp_access_flags: u32,
+    /// `IBV_QP_AV`: the peer's address.
     pub ah_attr: AhAttr,
     /// ACK timeout: 4.096 us * 2^timeout (1..=31).
     pub timeout: u8,
@@ -222,18 +244,22 @@ impl Default for QpAttr {
 /// The remote side of an RDMA READ/WRITE (`wr.rdma`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RdmaWr {
+    /// Remote virtual address.
     pub remote_addr: u64,
+    /// Remote key.
     pub rkey: u32,
 }
 
 /// The operands of an atomic (`wr.atomic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AtomicWr {
+    /// Remote virtual address (8-byte aligned).
     pub remote_addr: u64,
     /// CMP_AND_SWP: the compare value; FETCH_AND_ADD: the addend.
     pub compare_add: u64,
     /// CMP_AND_SWP: the swap value.
     pub swap: u64,
+    /// Remote key.
     pub rkey: u32,
 }
 
@@ -245,9 +271,11 @@ pub struct AtomicWr {
 pub struct SendWr {
     /// Returned untouched in the completion.
     pub wr_id: u64,
+    /// What to do.
     pub opcode: WrOpcode,
-    /// `send_flags` bits.
-    pub send_flags: u8,
+    /// [`send_flags`] bits (verbs.h numbering).
+    pub send_flags: u32,
+    /// Local memory: the payload, or where READ/atomic results land.
     pub sg_list: Vec<Sge>,
     /// For `*_WITH_IMM`.
     pub imm_data: u32,
@@ -277,15 +305,20 @@ impl Default for SendWr {
 /// A receive work request (`struct ibv_recv_wr`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RecvWr {
+    /// Returned untouched in the completion.
     pub wr_id: u64,
+    /// Where the received payload lands.
     pub sg_list: Vec<Sge>,
 }
 
 /// A work completion (`struct ibv_wc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wc {
+    /// The `wr_id` of the work request.
     pub wr_id: u64,
+    /// How it ended.
     pub status: WcStatus,
+    /// What completed.
     pub opcode: WcOpcode,
     /// Bytes received (receive completions) or the message length (requester).
     pub byte_len: u32,
@@ -293,6 +326,7 @@ pub struct Wc {
     pub imm_data: Option<u32>,
     /// The rkey a SEND_WITH_INV invalidated.
     pub invalidated_rkey: Option<u32>,
+    /// The local QP.
     pub qp_num: u32,
     /// The remote QPN of the connection.
     pub src_qp: u32,
@@ -448,6 +482,32 @@ struct BufEntry {
 }
 
 /// A rocenic device opened for use; owns all host-side state of the objects it creates.
+///
+/// On the behavioural model (cargo feature `model`): open node A of a two-node world, then
+/// create a PD, a CQ, a QP and a registered buffer, and move the QP to INIT.
+///
+/// ```
+/// # #[cfg(feature = "model")] {
+/// use rocenic_driver::backend::model::{two_node_world, PairConfig};
+/// use rocenic_driver::{access, qp_attr, Context, QpAttr, QpCap, QpInitAttr, QpState};
+///
+/// let pair = two_node_world(&PairConfig::default(), None)?;
+/// let mut ctx = Context::open(Box::new(pair.a))?;
+/// let pd = ctx.alloc_pd()?;
+/// let cq = ctx.create_cq(16)?;
+/// let cap = QpCap { max_send_wr: 8, max_recv_wr: 8, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 0 };
+/// let qp = ctx.create_qp(pd, &QpInitAttr { send_cq: cq, recv_cq: cq, cap })?;
+/// assert_eq!(qp.cap.max_send_wr, 8);
+/// let buf = ctx.alloc_buf(4096)?;
+/// let mr = ctx.reg_mr(pd, &buf, access::LOCAL_WRITE | access::REMOTE_WRITE)?;
+/// assert_eq!(mr.length, 4096);
+/// let init = QpAttr { qp_state: QpState::Init, ..QpAttr::default() };
+/// ctx.modify_qp(qp, &init, qp_attr::STATE)?;
+/// assert_eq!(ctx.query_qp(qp)?.qp_state, QpState::Init);
+/// ctx.close()?;
+/// # }
+/// # Ok::<(), rocenic_driver::Error>(())
+/// ```
 pub struct Context {
     be: Box<dyn Backend>,
     attr: DeviceAttr,
@@ -1420,20 +1480,81 @@ impl Drop for Context {
     }
 }
 
+/// Send flags (`enum ibv_send_flags`), numbered as in verbs.h: the `send_flags` bits of a
+/// [`SendWr`].
+///
+/// The flags byte of a send WQE holds the same flags at the device's own bit positions
+/// (`rocenic_proto::abi::verbs::send_flags`: SIGNALED 1, SOLICITED 2, INLINE 4, FENCE 8,
+/// fixed by the host ABI). [`to_wqe`](send_flags::to_wqe) and
+/// [`from_wqe`](send_flags::from_wqe) are the only places that translate.
+///
+/// ```
+/// use rocenic_driver::send_flags;
+///
+/// let flags = send_flags::SIGNALED | send_flags::INLINE;
+/// assert_eq!(flags, 2 | 8); // IBV_SEND_SIGNALED | IBV_SEND_INLINE
+/// let wqe = send_flags::to_wqe(flags).unwrap();
+/// assert_eq!(wqe, 1 | 4); // the device's SIGNALED | INLINE
+/// assert_eq!(send_flags::from_wqe(wqe), Some(flags));
+/// assert_eq!(send_flags::to_wqe(16), None); // IBV_SEND_IP_CSUM: not supported
+/// ```
+pub mod send_flags {
+    use rocenic_proto::abi::verbs::send_flags as wqe;
+
+    /// `IBV_SEND_FENCE`: wait until every earlier RDMA READ and atomic has completed.
+    pub const FENCE: u32 = 1;
+    /// `IBV_SEND_SIGNALED`: write a completion on success (errors always complete).
+    pub const SIGNALED: u32 = 2;
+    /// `IBV_SEND_SOLICITED`: set the solicited-event bit in the last packet.
+    pub const SOLICITED: u32 = 4;
+    /// `IBV_SEND_INLINE`: the driver copies the payload into the WQE.
+    pub const INLINE: u32 = 8;
+    /// Every flag rocenic supports; others are refused.
+    pub const ALL: u32 = FENCE | SIGNALED | SOLICITED | INLINE;
+
+    /// verbs.h flag and device bit, each pair once.
+    const PAIRS: [(u32, u8); 4] = [
+        (FENCE, wqe::FENCE),
+        (SIGNALED, wqe::SIGNALED),
+        (SOLICITED, wqe::SOLICITED),
+        (INLINE, wqe::INLINE),
+    ];
+
+    /// The WQE flags byte for verbs.h `flags`; `None` if `flags` has a bit outside [`ALL`].
+    pub fn to_wqe(flags: u32) -> Option<u8> {
+        (flags & !ALL == 0).then(|| {
+            PAIRS
+                .iter()
+                .filter(|(verbs, _)| flags & verbs != 0)
+                .fold(0, |acc, (_, device)| acc | device)
+        })
+    }
+
+    /// The verbs.h flags of a WQE flags byte; `None` if it has a bit the device does not
+    /// define.
+    pub fn from_wqe(bits: u8) -> Option<u32> {
+        let known = PAIRS.iter().fold(0, |acc, (_, device)| acc | device);
+        (bits & !known == 0).then(|| {
+            PAIRS
+                .iter()
+                .filter(|(_, device)| bits & device != 0)
+                .fold(0, |acc, (verbs, _)| acc | verbs)
+        })
+    }
+}
+
 /// Validates one send work request against the QP and turns it into a WQE.
 fn build_send_wqe(be: &mut dyn Backend, qpn: u32, cap: &QpCap, wr: &SendWr) -> Result<SendWqe> {
     let op = wr.opcode;
     if let WrOpcode::Unknown(v) = op {
         return Err(Error::BadWr(format!("unknown opcode {v}")));
     }
-    let known_flags =
-        send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE | send_flags::FENCE;
-    if wr.send_flags & !known_flags != 0 {
+    let Some(flags) = send_flags::to_wqe(wr.send_flags) else {
         return Err(Error::BadWr(format!(
             "unknown send_flags {:#x}",
-            wr.send_flags & !known_flags
+            wr.send_flags & !send_flags::ALL
         )));
-    }
+    };
     if wr.sg_list.len() > cap.max_send_sge as usize {
         return Err(Error::TooManySge {
             qpn,
@@ -1444,7 +1565,7 @@ fn build_send_wqe(be: &mut dyn Backend, qpn: u32, cap: &QpCap, wr: &SendWr) -> R
     let mut wqe = SendWqe {
         wr_id: wr.wr_id,
         opcode: op,
-        flags: wr.send_flags,
+        flags,
         ..SendWqe::default()
     };
     match op {

@@ -141,8 +141,11 @@ impl Backend for ModelBackend {
 
 /// Two model NICs joined by a cable: the world and a backend for each end.
 pub struct ModelPair {
+    /// The shared world.
     pub world: Rc<RefCell<World>>,
+    /// Node A.
     pub a: ModelBackend,
+    /// Node B.
     pub b: ModelBackend,
 }
 

@@ -497,3 +497,59 @@ fn counters_and_teardown() {
     s.ctx.close().unwrap();
     assert!(st.borrow().mrs.is_empty(), "close deregisters MRs");
 }
+
+#[test]
+fn send_flags_translate_between_verbs_h_and_the_wqe() {
+    use rocenic_proto::abi::verbs::send_flags as wqe;
+    let pairs = [
+        (send_flags::FENCE, wqe::FENCE),
+        (send_flags::SIGNALED, wqe::SIGNALED),
+        (send_flags::SOLICITED, wqe::SOLICITED),
+        (send_flags::INLINE, wqe::INLINE),
+    ];
+    // verbs.h: FENCE 1, SIGNALED 2, SOLICITED 4, INLINE 8; the device: 8, 1, 2, 4.
+    assert_eq!(pairs.map(|(v, _)| v), [1, 2, 4, 8]);
+    assert_eq!(pairs.map(|(_, d)| d), [8, 1, 2, 4]);
+    // Every subset both ways.
+    for set in 0..16u32 {
+        let verbs: u32 = (0..4)
+            .filter(|i| set >> i & 1 != 0)
+            .map(|i| pairs[i].0)
+            .sum();
+        let device: u8 = (0..4)
+            .filter(|i| set >> i & 1 != 0)
+            .map(|i| pairs[i].1)
+            .sum();
+        assert_eq!(send_flags::to_wqe(verbs), Some(device), "verbs {verbs:#x}");
+        assert_eq!(
+            send_flags::from_wqe(device),
+            Some(verbs),
+            "device {device:#x}"
+        );
+    }
+    // Bits neither side defines are refused, not dropped.
+    assert_eq!(send_flags::to_wqe(16), None); // IBV_SEND_IP_CSUM
+    assert_eq!(send_flags::to_wqe(send_flags::SIGNALED | 1 << 31), None);
+    assert_eq!(send_flags::from_wqe(0x10), None);
+}
+
+#[test]
+fn post_send_writes_the_device_bits() {
+    use rocenic_proto::abi::verbs::send_flags as wqe;
+    let mut s = setup(64, 8);
+    let mut wr = send(1, &s.mr, 8);
+    wr.send_flags = send_flags::SIGNALED | send_flags::FENCE | send_flags::SOLICITED;
+    s.ctx.post_send(s.qp, std::slice::from_ref(&wr)).unwrap();
+    s.ctx.wait(10);
+    let flags = s.st.borrow().executed.last().unwrap().flags;
+    assert_eq!(flags, wqe::SIGNALED | wqe::FENCE | wqe::SOLICITED);
+    assert_eq!(s.ctx.wait_cq(s.cq, 1, 1000).unwrap()[0].wr_id, 1);
+    // An unknown flag is refused before anything is written.
+    wr.send_flags = 16;
+    let e = s.ctx.post_send(s.qp, &[wr]).unwrap_err();
+    assert!(
+        matches!(e.error, Error::BadWr(ref m) if m.contains("0x10")),
+        "{}",
+        e.error
+    );
+}

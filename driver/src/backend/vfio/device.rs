@@ -12,7 +12,9 @@ use super::sys::{uapi, DeviceInfo, Host, RegionInfo, Sys};
 
 /// The PCI command register (config offset, 16 bits) and its bits we use.
 pub const PCI_COMMAND: u64 = 0x04;
+/// Memory space enable: BAR accesses reach the device.
 pub const PCI_COMMAND_MEMORY: u16 = 1 << 1;
+/// Bus master enable: the device may DMA.
 pub const PCI_COMMAND_MASTER: u16 = 1 << 2;
 
 /// An open vfio-pci device, with the group and container it needs.

@@ -18,6 +18,7 @@ use super::sys::Sys;
 
 /// edu's PCI vendor and device IDs.
 pub const EDU_VENDOR: u16 = 0x1234;
+/// edu's PCI device ID.
 pub const EDU_DEVICE: u16 = 0x11e8;
 /// edu's default DMA mask width.
 pub const EDU_DMA_BITS: u32 = 28;
@@ -26,6 +27,7 @@ pub const EDU_DMA_BITS: u32 = 28;
 pub const EDU_ID: u32 = 0x0100_00ed;
 /// Where edu's internal DMA buffer sits in its DMA address space, and its size.
 pub const EDU_BUFFER: u64 = 0x40000;
+/// The size of edu's DMA buffer.
 pub const EDU_BUFFER_LEN: usize = 4096;
 /// Bytes moved by each transfer. QEMU 7.2's edu refuses a transfer that reaches the last
 /// byte of its buffer, and refuses it by stopping the whole VM (`hw_error`): an off-by-one
@@ -34,11 +36,17 @@ pub const EDU_XFER: usize = EDU_BUFFER_LEN / 2;
 
 /// Register offsets in BAR0.
 pub mod reg {
+    /// Identification (`EDU_ID`).
     pub const ID: u64 = 0x00;
+    /// Liveness check: reads back the bitwise inverse of what was written.
     pub const LIVENESS: u64 = 0x04;
+    /// DMA source address.
     pub const DMA_SRC: u64 = 0x80;
+    /// DMA destination address.
     pub const DMA_DST: u64 = 0x88;
+    /// DMA transfer length in bytes.
     pub const DMA_COUNT: u64 = 0x90;
+    /// DMA command: start, direction, interrupt.
     pub const DMA_CMD: u64 = 0x98;
     /// The smallest BAR0 that holds them.
     pub const BAR_MIN: u64 = 0xa0;

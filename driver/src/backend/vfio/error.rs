@@ -55,11 +55,19 @@ pub enum VfioError {
 
     /// No PCI device has that address.
     #[error("no PCI device {bdf}: {} does not exist; `lspci -D` lists the devices", .path.display())]
-    DeviceNotFound { bdf: String, path: PathBuf },
+    DeviceNotFound {
+        /// The PCI address given.
+        bdf: String,
+        /// Its sysfs directory.
+        path: PathBuf,
+    },
 
     /// The device is bound to no driver.
     #[error("PCI device {bdf} is bound to no driver; bind it to vfio-pci as root:\n{}", bind_commands(.bdf))]
-    NotBound { bdf: String },
+    NotBound {
+        /// The PCI address.
+        bdf: String,
+    },
 
     /// The device is bound to a driver other than vfio-pci.
     #[error(
@@ -67,9 +75,13 @@ pub enum VfioError {
          rebind it as root:\n{}", bind_commands(.bdf)
     )]
     WrongDriver {
+        /// The PCI address.
         bdf: String,
+        /// Its vendor ID.
         vendor: u16,
+        /// Its device ID.
         device: u16,
+        /// The driver it is bound to.
         driver: String,
     },
 
@@ -79,28 +91,42 @@ pub enum VfioError {
          the firmware, boot with intel_iommu=on (or amd_iommu=on) iommu=pt, and check \
          `dmesg | grep -i -e DMAR -e IOMMU`"
     )]
-    NoIommuGroup { bdf: String },
+    NoIommuGroup {
+        /// The PCI address.
+        bdf: String,
+    },
 
     /// A VFIO device node does not exist.
     #[error(
         "{} does not exist: VFIO is not set up; load it with `modprobe vfio-pci` (the IOMMU \
          must be on: intel_iommu=on or amd_iommu=on) and bind the device to vfio-pci", .path.display()
     )]
-    NoVfio { path: PathBuf },
+    NoVfio {
+        /// The missing node.
+        path: PathBuf,
+    },
 
     /// A VFIO device node exists but we may not open it.
     #[error(
         "permission denied opening {}: run as root, or give your user the VFIO group \
          (`sudo chown $USER {}`) and a large enough `ulimit -l`", .path.display(), .path.display()
     )]
-    PermissionDenied { path: PathBuf },
+    PermissionDenied {
+        /// The node.
+        path: PathBuf,
+    },
 
     /// Another process holds the group.
     #[error(
         "VFIO group {group} ({}) is busy: another process (a VM, another rocenic) has it \
          open; stop that process first (`fuser -v {}` names it)", .path.display(), .path.display()
     )]
-    GroupBusy { group: u32, path: PathBuf },
+    GroupBusy {
+        /// The IOMMU group number.
+        group: u32,
+        /// Its device node.
+        path: PathBuf,
+    },
 
     /// Some device of the group is bound to a host driver.
     #[error(
@@ -110,17 +136,27 @@ pub enum VfioError {
          to a slot with an IOMMU group of its own", members(.others)
     )]
     GroupNotViable {
+        /// The IOMMU group number.
         group: u32,
+        /// The members bound to host drivers.
         others: Vec<GroupMember>,
     },
 
     /// The device is open in another process.
     #[error("PCI device {bdf} is already open through VFIO (by another process or handle); close that first")]
-    DeviceBusy { bdf: String },
+    DeviceBusy {
+        /// The PCI address.
+        bdf: String,
+    },
 
     /// The kernel speaks another VFIO API version.
     #[error("the kernel's VFIO API version is {found}, this driver speaks version {expected}")]
-    ApiVersion { found: i32, expected: i32 },
+    ApiVersion {
+        /// The kernel's version.
+        found: i32,
+        /// The version this driver speaks.
+        expected: i32,
+    },
 
     /// The container lacks the type1v2 IOMMU.
     #[error(
@@ -141,11 +177,19 @@ pub enum VfioError {
 
     /// VFIO says the device is not a PCI device.
     #[error("{bdf} is not a vfio-pci device (VFIO device flags {flags:#x})")]
-    NotPci { bdf: String, flags: u32 },
+    NotPci {
+        /// The PCI address.
+        bdf: String,
+        /// The device flags VFIO reports.
+        flags: u32,
+    },
 
     /// The device has no function reset.
     #[error("PCI device {bdf} supports no function reset (no FLR, PM or bus reset) through VFIO")]
-    NoReset { bdf: String },
+    NoReset {
+        /// The PCI address.
+        bdf: String,
+    },
 
     /// A BAR is not implemented or cannot be mapped.
     #[error(
@@ -153,9 +197,13 @@ pub enum VfioError {
          {flags:#x}): the device or the bitstream does not implement it as a memory BAR"
     )]
     BarNotMappable {
+        /// The PCI address.
         bdf: String,
+        /// The BAR.
         index: u32,
+        /// Its size in bytes.
         size: u64,
+        /// Its region flags.
         flags: u32,
     },
 
@@ -165,9 +213,13 @@ pub enum VfioError {
          map needs: wrong device, or an FPGA bitstream built for another ABI"
     )]
     BarTooSmall {
+        /// The PCI address.
         bdf: String,
+        /// The BAR.
         index: u32,
+        /// Its size in bytes.
         size: u64,
+        /// The bytes the register map needs.
         need: u64,
     },
 
@@ -178,10 +230,15 @@ pub enum VfioError {
          that the FPGA holds the rocenic bitstream (docs/flashing.md)"
     )]
     NotOurDevice {
+        /// The PCI address.
         bdf: String,
+        /// Its vendor ID.
         vendor: u16,
+        /// Its device ID.
         device: u16,
+        /// What the register holds.
         found: u32,
+        /// What it should hold.
         expected: u32,
     },
 
@@ -193,7 +250,9 @@ pub enum VfioError {
          root", match .limit { Some(l) => format!(" = {l} bytes"), None => ", which the kernel enforced".into() }
     )]
     MemlockLimit {
+        /// Bytes the new mapping needs locked.
         needed: u64,
+        /// Bytes this process has locked already.
         pinned: u64,
         /// The limit we read, or `None` when the kernel refused a mapping (ENOMEM).
         limit: Option<u64>,
@@ -204,7 +263,14 @@ pub enum VfioError {
         "no free IOVA range of {len:#x} bytes below the DMA mask {mask:#x} in the IOMMU's \
          usable ranges {ranges}: free DMA buffers or allocate smaller ones"
     )]
-    IovaExhausted { len: u64, mask: u64, ranges: String },
+    IovaExhausted {
+        /// Bytes asked for.
+        len: u64,
+        /// The device's DMA mask.
+        mask: u64,
+        /// The usable IOVA ranges.
+        ranges: String,
+    },
 
     /// The DMA mask is not of the form 2^n - 1.
     #[error("DMA mask {0:#x} is not of the form 2^n - 1")]
@@ -213,15 +279,22 @@ pub enum VfioError {
     /// An access falls outside a region or buffer, or is misaligned.
     #[error("{what}: access of {len} bytes at offset {off:#x} is outside its {size} bytes or misaligned")]
     OutOfRange {
+        /// The region or buffer.
         what: &'static str,
+        /// Offset of the access.
         off: u64,
+        /// Length of the access.
         len: usize,
+        /// Size of the region or buffer.
         size: usize,
     },
 
     /// A DMA buffer was used after its IOVA mapping was removed.
     #[error("DMA buffer at IOVA {iova:#x} is no longer mapped")]
-    NotMapped { iova: u64 },
+    NotMapped {
+        /// The IOVA the buffer had.
+        iova: u64,
+    },
 
     /// The kernel's IOMMU information is malformed.
     #[error("VFIO_IOMMU_GET_INFO returned a malformed capability chain: {0}")]
@@ -230,8 +303,11 @@ pub enum VfioError {
     /// A system call failed in a way not covered above.
     #[error("{op} on {what} failed: {source}")]
     Sys {
+        /// The system call or ioctl.
         op: &'static str,
+        /// The file or object it acted on.
         what: String,
+        /// The kernel's error.
         #[source]
         source: io::Error,
     },

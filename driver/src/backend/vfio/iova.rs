@@ -12,7 +12,9 @@ use std::fmt;
 /// A range of usable IOVAs, both ends inclusive (as VFIO reports them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IovaRange {
+    /// The first usable IOVA.
     pub start: u64,
+    /// The last usable IOVA.
     pub end: u64,
 }
 

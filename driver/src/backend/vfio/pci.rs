@@ -67,8 +67,11 @@ impl FromStr for PciAddress {
 /// What sysfs says about a PCI function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PciFunction {
+    /// Its address.
     pub address: PciAddress,
+    /// Its vendor ID.
     pub vendor: u16,
+    /// Its device ID.
     pub device: u16,
     /// The bound driver's name.
     pub driver: Option<String>,

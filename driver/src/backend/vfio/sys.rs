@@ -44,11 +44,14 @@ pub mod uapi {
 
     /// Region flags (`VFIO_REGION_INFO_FLAG_*`).
     pub const REGION_READ: u32 = 1 << 0;
+    /// Writable.
     pub const REGION_WRITE: u32 = 1 << 1;
+    /// Can be mmapped.
     pub const REGION_MMAP: u32 = 1 << 2;
 
     /// Region indices of a vfio-pci device (`VFIO_PCI_*_REGION_INDEX`).
     pub const PCI_BAR0_REGION_INDEX: u32 = 0;
+    /// PCI configuration space.
     pub const PCI_CONFIG_REGION_INDEX: u32 = 7;
 
     /// `VFIO_IOMMU_INFO_PGSIZES`: `iova_pgsizes` is valid.
@@ -65,24 +68,38 @@ pub mod uapi {
     const fn io(n: u64) -> u64 {
         ((b';' as u64) << 8) | (100 + n)
     }
+    /// `VFIO_GET_API_VERSION`.
     pub const GET_API_VERSION: u64 = io(0);
+    /// `VFIO_CHECK_EXTENSION`.
     pub const CHECK_EXTENSION: u64 = io(1);
+    /// `VFIO_SET_IOMMU`.
     pub const SET_IOMMU: u64 = io(2);
+    /// `VFIO_GROUP_GET_STATUS`.
     pub const GROUP_GET_STATUS: u64 = io(3);
+    /// `VFIO_GROUP_SET_CONTAINER`.
     pub const GROUP_SET_CONTAINER: u64 = io(4);
+    /// `VFIO_GROUP_GET_DEVICE_FD`.
     pub const GROUP_GET_DEVICE_FD: u64 = io(6);
+    /// `VFIO_DEVICE_GET_INFO`.
     pub const DEVICE_GET_INFO: u64 = io(7);
+    /// `VFIO_DEVICE_GET_REGION_INFO`.
     pub const DEVICE_GET_REGION_INFO: u64 = io(8);
+    /// `VFIO_DEVICE_RESET`.
     pub const DEVICE_RESET: u64 = io(11);
+    /// `VFIO_IOMMU_GET_INFO`.
     pub const IOMMU_GET_INFO: u64 = io(12);
+    /// `VFIO_IOMMU_MAP_DMA`.
     pub const IOMMU_MAP_DMA: u64 = io(13);
+    /// `VFIO_IOMMU_UNMAP_DMA`.
     pub const IOMMU_UNMAP_DMA: u64 = io(14);
 
     /// `struct vfio_group_status`.
     #[repr(C)]
     #[derive(Default)]
     pub struct GroupStatus {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_GROUP_FLAGS_*`.
         pub flags: u32,
     }
 
@@ -90,9 +107,13 @@ pub mod uapi {
     #[repr(C)]
     #[derive(Default)]
     pub struct DeviceInfo {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_DEVICE_FLAGS_*`.
         pub flags: u32,
+        /// Number of regions.
         pub num_regions: u32,
+        /// Number of interrupt types.
         pub num_irqs: u32,
     }
 
@@ -100,11 +121,17 @@ pub mod uapi {
     #[repr(C)]
     #[derive(Default)]
     pub struct RegionInfo {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_REGION_INFO_FLAG_*`.
         pub flags: u32,
+        /// The region index.
         pub index: u32,
+        /// Offset of the first capability.
         pub cap_offset: u32,
+        /// Size in bytes.
         pub size: u64,
+        /// Offset of the region in the device file.
         pub offset: u64,
     }
 
@@ -112,10 +139,15 @@ pub mod uapi {
     #[repr(C)]
     #[derive(Default)]
     pub struct IommuInfo {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_IOMMU_INFO_*`.
         pub flags: u32,
+        /// Supported IOMMU page sizes, a bit per size.
         pub iova_pgsizes: u64,
+        /// Offset of the first capability.
         pub cap_offset: u32,
+        /// Padding.
         pub pad: u32,
     }
 
@@ -123,10 +155,15 @@ pub mod uapi {
     #[repr(C)]
     #[derive(Default)]
     pub struct DmaMap {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_DMA_MAP_FLAG_*`.
         pub flags: u32,
+        /// Process virtual address.
         pub vaddr: u64,
+        /// I/O virtual address.
         pub iova: u64,
+        /// Size in bytes.
         pub size: u64,
     }
 
@@ -134,9 +171,13 @@ pub mod uapi {
     #[repr(C)]
     #[derive(Default)]
     pub struct DmaUnmap {
+        /// Size of the structure.
         pub argsz: u32,
+        /// `VFIO_DMA_UNMAP_FLAG_*`.
         pub flags: u32,
+        /// I/O virtual address.
         pub iova: u64,
+        /// Size in bytes.
         pub size: u64,
     }
 
@@ -156,7 +197,9 @@ pub mod uapi {
 pub struct DeviceInfo {
     /// `VFIO_DEVICE_FLAGS_*`.
     pub flags: u32,
+    /// Number of regions.
     pub num_regions: u32,
+    /// Number of interrupt types.
     pub num_irqs: u32,
 }
 
@@ -194,12 +237,16 @@ pub trait Sys {
     fn open(&self, path: &Path) -> io::Result<Self::Fd>;
 
     // --- container ioctls ---
+    /// `VFIO_GET_API_VERSION`.
     fn get_api_version(&self, container: &Self::Fd) -> io::Result<i32>;
+    /// `VFIO_CHECK_EXTENSION`: whether the container supports `ext`.
     fn check_extension(&self, container: &Self::Fd, ext: u32) -> io::Result<i32>;
+    /// `VFIO_SET_IOMMU`.
     fn set_iommu(&self, container: &Self::Fd, iommu_type: u32) -> io::Result<()>;
     /// `VFIO_IOMMU_GET_INFO` with its whole capability chain: the returned bytes start
     /// with `struct vfio_iommu_type1_info`; capability offsets count from byte 0.
     fn iommu_info(&self, container: &Self::Fd) -> io::Result<Vec<u8>>;
+    /// `VFIO_IOMMU_MAP_DMA`, read and write.
     fn map_dma(&self, container: &Self::Fd, vaddr: u64, iova: u64, size: u64) -> io::Result<()>;
     /// Returns the number of bytes unmapped.
     fn unmap_dma(&self, container: &Self::Fd, iova: u64, size: u64) -> io::Result<u64>;
@@ -207,12 +254,17 @@ pub trait Sys {
     // --- group ioctls ---
     /// `VFIO_GROUP_GET_STATUS` flags.
     fn group_status(&self, group: &Self::Fd) -> io::Result<u32>;
+    /// `VFIO_GROUP_SET_CONTAINER`.
     fn group_set_container(&self, group: &Self::Fd, container: &Self::Fd) -> io::Result<()>;
+    /// `VFIO_GROUP_GET_DEVICE_FD` of the device `name`.
     fn group_device_fd(&self, group: &Self::Fd, name: &str) -> io::Result<Self::Fd>;
 
     // --- device ioctls and region I/O ---
+    /// `VFIO_DEVICE_GET_INFO`.
     fn device_info(&self, device: &Self::Fd) -> io::Result<DeviceInfo>;
+    /// `VFIO_DEVICE_GET_REGION_INFO` of region `index`.
     fn region_info(&self, device: &Self::Fd, index: u32) -> io::Result<RegionInfo>;
+    /// `VFIO_DEVICE_RESET`.
     fn device_reset(&self, device: &Self::Fd) -> io::Result<()>;
     /// `pread` of the whole of `buf` at file offset `off`.
     fn pread(&self, device: &Self::Fd, off: u64, buf: &mut [u8]) -> io::Result<()>;
