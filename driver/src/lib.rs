@@ -17,9 +17,9 @@ mod error;
 pub mod verbs;
 
 pub use backend::{Backend, DmaRegion};
-pub use error::{cmd_status_meaning, Error, PostError, Result};
+pub use error::{cmd_status_meaning, Error, PostError, Rejected, Result};
 pub use verbs::{
     access, qp_attr, send_flags, AhAttr, AtomicWr, Buffer, Context, Counter, Cq, DeviceAttr, Mr,
-    Mtu, Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState, RdmaWr, RecvWr, SendWr, Sge, Wc, WcOpcode,
-    WcStatus, WrOpcode,
+    Mtu, OwnedMr, Pd, Qp, QpAttr, QpCap, QpInitAttr, QpState, RdmaWr, RecvWr, SendWr, Sge, Wc,
+    WcOpcode, WcStatus, WrOpcode,
 };
