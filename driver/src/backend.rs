@@ -26,11 +26,17 @@
 //! - **Registers.** `off` is 4-byte aligned and below `regs::BAR0_SIZE`; the driver never
 //!   passes anything else. Reads of unimplemented registers return whatever the device
 //!   returns (usually 0); backends do not interpret register offsets.
-//! - **DMA regions.** [`DmaRegion::va`] and [`DmaRegion::iova`] are both aligned to at least
-//!   4096 bytes, the region is zero-filled on allocation, and the whole IOVA range
+//! - **DMA regions.** [`DmaRegion::va`] and [`DmaRegion::iova`] of a region from
+//!   [`Backend::alloc_dma`] are both aligned to at least 4096 bytes, the region is zero-filled on allocation, and the whole IOVA range
 //!   `[iova, iova + len)` is mapped for device reads and writes until
 //!   [`Backend::free_dma`] (which unmaps before it frees). `len` is at least the requested
 //!   length. `id` is unique among live regions of the backend.
+//! - **Application memory.** [`Backend::adopt_dma`] maps memory the application owns (a
+//!   `Vec<u8>` it hands over) where it is; the backend keeps the vector, untouched by the
+//!   host CPU except through `mem_read`/`mem_write`, until [`Backend::release_dma`]
+//!   unmaps it and hands it back (or `free_dma` unmaps and drops it). Owning the memory is
+//!   what makes this sound: nothing else can free, grow or alias it while the device may
+//!   write into it.
 //! - **Host access.** `mem_read`/`mem_write` take a virtual address inside one live region;
 //!   anything else is an error, never undefined behaviour.
 //! - **Time.** `now` never goes backwards; `wait(0)` is allowed and returns at once
@@ -38,7 +44,7 @@
 //!   blocks for longer than asked: every loop in the driver that waits for the device is
 //!   bounded by a cycle timeout measured with `now`.
 
-use crate::Result;
+use crate::{Rejected, Result};
 
 /// A region of host memory mapped for device DMA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,6 +104,35 @@ pub trait Backend {
 
     /// The current core-clock cycle.
     fn now(&self) -> u64;
+
+    /// Takes `mem`, memory the application owns, and maps all of it for device reads and
+    /// writes where it is, without copying it: the device then reads and writes these very
+    /// bytes. The region behaves like one from [`Backend::alloc_dma`] (`mem_read`,
+    /// `mem_write`, `free_dma`, which drops the memory) except that `va` is wherever the
+    /// backend keeps `mem[0]` (any alignment; `iova` has the same offset in its page) and
+    /// `len` is `mem.len()`. [`Backend::release_dma`] unmaps it and gives `mem` back. On
+    /// failure `mem` comes back with the error; a backend that cannot map application
+    /// memory fails with [`crate::Error::Unsupported`] (the default).
+    fn adopt_dma(&mut self, mem: Vec<u8>) -> Result<DmaRegion, Rejected<Vec<u8>>> {
+        Err(Rejected {
+            error: crate::Error::Unsupported {
+                what: "mapping application memory for DMA",
+                why: "this backend has no way to map memory it did not allocate".into(),
+            },
+            value: mem,
+        })
+    }
+
+    /// Unmaps the region `id` made by [`Backend::adopt_dma`] and returns its memory, with
+    /// whatever the device wrote into it; after this the device cannot reach it. Fails
+    /// for an unknown id or a region from [`Backend::alloc_dma`] (free those with
+    /// [`Backend::free_dma`]).
+    fn release_dma(&mut self, id: u64) -> Result<Vec<u8>> {
+        Err(crate::Error::DmaFree {
+            id,
+            reason: "this backend never adopts application memory".into(),
+        })
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {
@@ -124,6 +159,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn now(&self) -> u64 {
         (**self).now()
+    }
+    fn adopt_dma(&mut self, mem: Vec<u8>) -> Result<DmaRegion, Rejected<Vec<u8>>> {
+        (**self).adopt_dma(mem)
+    }
+    fn release_dma(&mut self, id: u64) -> Result<Vec<u8>> {
+        (**self).release_dma(id)
     }
 }
 

@@ -248,6 +248,28 @@ pub enum Error {
     /// The VFIO backend could not open or set up the device.
     #[error(transparent)]
     Vfio(#[from] crate::backend::vfio::VfioError),
+
+    /// The backend cannot do what was asked (the message says why).
+    #[error("{what} is not supported by this backend: {why}")]
+    Unsupported {
+        /// The operation asked for.
+        what: &'static str,
+        /// Why the backend cannot do it.
+        why: String,
+    },
+
+    /// Completions did not arrive within a wall-clock time (`Context::wait_cq_for`).
+    #[error("CQ {cqn}: timed out after {waited:?} waiting for {wanted} completions, got {}", .got.len())]
+    CqWaitTimeout {
+        /// The CQ waited on.
+        cqn: u32,
+        /// How many completions were asked for.
+        wanted: usize,
+        /// How long the wait took.
+        waited: std::time::Duration,
+        /// The completions that did arrive (already consumed from the CQ).
+        got: Vec<Wc>,
+    },
 }
 
 /// What a command status means, for error messages.
@@ -278,4 +300,48 @@ pub struct PostError {
     /// Why it was refused.
     #[source]
     pub error: Error,
+}
+
+/// A call that failed and gives back what it was handed: the application's memory (from
+/// `Context::reg_mr_owned`, `Context::adopt_buf`) or the registration it was asked to end
+/// (from `Context::dereg_mr_owned`), so nothing the application owns is lost on an error.
+pub struct Rejected<T> {
+    /// Why the call failed.
+    pub error: Error,
+    /// What the caller handed over, unchanged.
+    pub value: T,
+}
+
+impl<T> Rejected<T> {
+    /// The error, dropping what was given back.
+    pub fn into_error(self) -> Error {
+        self.error
+    }
+}
+
+impl<T> std::fmt::Debug for Rejected<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rejected")
+            .field("error", &self.error)
+            .field("value", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T> std::fmt::Display for Rejected<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<T> std::error::Error for Rejected<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<T> From<Rejected<T>> for Error {
+    fn from(r: Rejected<T>) -> Error {
+        r.error
+    }
 }

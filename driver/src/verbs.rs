@@ -27,6 +27,7 @@
 //! sends fills the SQ, as with ibverbs.
 
 mod cmd;
+mod owned;
 mod ring;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -49,6 +50,7 @@ pub use rocenic_proto::abi::wqe::Sge;
 
 use crate::backend::{Backend, DmaRegion};
 use crate::{Error, PostError, Result};
+pub use owned::OwnedMr;
 use ring::{CqRing, WorkQueue};
 
 /// Default bound on one mailbox command, in cycles (4 ms at 250 MHz).

@@ -142,25 +142,51 @@ impl HostMemory {
         if len == 0 {
             return Err(SimError::ZeroLength { what: "allocation" });
         }
-        let end = (len as u64)
+        if self.span_end(len).is_none() {
+            return Err(SimError::OutOfAddressSpace { space: "VA", len });
+        }
+        self.adopt(vec![0; len]).map_err(|(e, _)| e)
+    }
+
+    /// One past the guard page of a `len`-byte allocation at the next VA, if it fits.
+    fn span_end(&self, len: usize) -> Option<u64> {
+        (len as u64)
             .checked_next_multiple_of(PAGE_SIZE)
             .and_then(|span| span.checked_add(PAGE_SIZE))
             .and_then(|span| self.next_va.checked_add(span))
             .filter(|&end| end <= self.limit)
-            .ok_or(SimError::OutOfAddressSpace { space: "VA", len })?;
+    }
+
+    /// Makes `data` (the application's own bytes, moved in, not copied) an allocation at
+    /// a fresh page-aligned VA followed by a guard page, as [`HostMemory::alloc`] does;
+    /// [`HostMemory::take`] gives the same vector back. On failure `data` comes back
+    /// with the error.
+    pub fn adopt(&mut self, data: Vec<u8>) -> Result<(AllocId, u64), (SimError, Vec<u8>)> {
+        let len = data.len();
+        if len == 0 {
+            return Err((SimError::ZeroLength { what: "allocation" }, data));
+        }
+        let Some(end) = self.span_end(len) else {
+            return Err((SimError::OutOfAddressSpace { space: "VA", len }, data));
+        };
         let va = self.next_va;
         self.next_va = end;
         let id = AllocId(self.next_id);
         self.next_id += 1;
-        self.by_id.insert(
-            id,
-            Allocation {
-                va,
-                data: vec![0; len],
-            },
-        );
+        self.by_id.insert(id, Allocation { va, data });
         self.by_va.insert(va, id);
         Ok((id, va))
+    }
+
+    /// Removes an allocation and returns its bytes (the vector [`HostMemory::adopt`] took,
+    /// with whatever was written into it). Its VAs are never handed out again.
+    pub fn take(&mut self, id: AllocId) -> Result<Vec<u8>, SimError> {
+        let a = self
+            .by_id
+            .remove(&id)
+            .ok_or(SimError::UnknownAllocation(id))?;
+        self.by_va.remove(&a.va);
+        Ok(a.data)
     }
 
     /// Frees an allocation. Its VAs are never handed out again.
@@ -303,7 +329,39 @@ impl Host {
         Ok(region)
     }
 
-    /// Unmaps (every mapping onto it) and frees a region from [`Host::alloc_dma`].
+    /// Makes `mem` (application memory, moved in without a copy) process memory and maps
+    /// all of it read+write for the device, as [`Host::alloc_dma`] does for fresh memory:
+    /// the device then reads and writes these very bytes. [`Host::take_dma`] gives them
+    /// back; [`Host::free_dma`] drops them. On failure `mem` comes back with the error.
+    pub fn adopt_dma(&mut self, mem: Vec<u8>) -> Result<DmaRegion, (SimError, Vec<u8>)> {
+        let len = mem.len();
+        let (id, va) = self.memory.adopt(mem)?;
+        match self.iommu.map(id, 0, len, Perm::READ_WRITE, va) {
+            Ok(iova) => {
+                let region = DmaRegion { id, va, iova, len };
+                self.regions.insert(id, region);
+                Ok(region)
+            }
+            Err(e) => {
+                let mem = self.memory.take(id).expect("just adopted");
+                Err((e, mem))
+            }
+        }
+    }
+
+    /// Unmaps (every mapping onto it) a region from [`Host::adopt_dma`] or
+    /// [`Host::alloc_dma`] and returns its bytes: after this the device cannot reach them.
+    pub fn take_dma(&mut self, id: AllocId) -> Result<Vec<u8>, SimError> {
+        if !self.regions.contains_key(&id) {
+            return Err(SimError::UnknownAllocation(id));
+        }
+        self.iommu.unmap_alloc(id);
+        self.regions.remove(&id);
+        self.memory.take(id)
+    }
+
+    /// Unmaps (every mapping onto it) and frees a region from [`Host::alloc_dma`] or
+    /// [`Host::adopt_dma`].
     pub fn free_dma(&mut self, id: AllocId) -> Result<(), SimError> {
         if !self.regions.contains_key(&id) {
             return Err(SimError::UnknownAllocation(id));
@@ -572,6 +630,31 @@ mod tests {
         assert_eq!(h.read_vec(r.va + 8191, 1).unwrap(), vec![0xaa]);
         assert_eq!(h.fault_count(), 0);
         assert_eq!(h.region(r.id), Some(r));
+    }
+
+    #[test]
+    fn adopted_memory_is_reached_in_place_and_given_back() {
+        let mut h = host();
+        let mut mem = vec![0u8; 5000];
+        mem[..5].copy_from_slice(b"owned");
+        let heap = mem.as_ptr();
+        let r = h.adopt_dma(mem).map_err(|(e, _)| e).unwrap();
+        assert_eq!((r.len, r.va % PAGE_SIZE), (5000, 0));
+        let mut buf = [0; 5];
+        h.dma_read(1, r.iova, &mut buf).unwrap();
+        assert_eq!(&buf, b"owned");
+        h.dma_write(2, r.iova + 4999, &[0x5a]).unwrap();
+        // One past the end faults: the guard page.
+        assert!(h.dma_write(3, r.iova + 5000, &[1]).is_err());
+        let back = h.take_dma(r.id).unwrap();
+        assert_eq!(back.as_ptr(), heap, "the same vector, not a copy");
+        assert_eq!((&back[..5], back[4999]), (&b"owned"[..], 0x5a));
+        assert!(h.dma_read(4, r.iova, &mut buf).is_err(), "unmapped by take");
+        assert!(h.take_dma(r.id).is_err());
+        // Empty memory is refused and comes back.
+        let (e, v) = h.adopt_dma(Vec::with_capacity(8)).unwrap_err();
+        assert!(matches!(e, SimError::ZeroLength { .. }));
+        assert_eq!(v.capacity(), 8);
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //!
 //! DMA memory is the node's simulated host memory; [`Backend::alloc_dma`] maps it
 //! read+write in the node's IOMMU (the IOVA the sim chooses), so the device can reach only
-//! what the driver allocated.
+//! what the driver allocated. [`Backend::adopt_dma`] moves the application's vector into
+//! the node's host memory as it is (the simulated DMA then reads and writes that vector's
+//! bytes) and [`Backend::release_dma`] moves it back out.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
@@ -21,7 +23,7 @@ use rocenic_model::{Nic, NicConfig};
 use rocenic_sim::{AllocId, Device, LinkConfig, NodeId, TapPoint, World, WorldConfig};
 
 use crate::backend::{Backend, DmaRegion};
-use crate::{Error, Result};
+use crate::{Error, Rejected, Result};
 
 /// One node of a shared simulated world, seen as a [`Backend`].
 pub struct ModelBackend {
@@ -29,6 +31,8 @@ pub struct ModelBackend {
     node: NodeId,
     /// Our region ids -> the host's allocation ids.
     regions: BTreeMap<u64, AllocId>,
+    /// The regions made by `adopt_dma` (application memory).
+    adopted: BTreeSet<u64>,
     next_id: u64,
 }
 
@@ -39,6 +43,7 @@ impl ModelBackend {
             world,
             node,
             regions: BTreeMap::new(),
+            adopted: BTreeSet::new(),
             next_id: 1,
         }
     }
@@ -88,7 +93,59 @@ impl Backend for ModelBackend {
         })
     }
 
+    fn adopt_dma(&mut self, mem: Vec<u8>) -> Result<DmaRegion, Rejected<Vec<u8>>> {
+        let len = mem.len();
+        let r = self
+            .world
+            .borrow_mut()
+            .host_mut(self.node)
+            .adopt_dma(mem)
+            .map_err(|(e, value)| Rejected {
+                error: Error::DmaAlloc {
+                    len,
+                    reason: e.to_string(),
+                },
+                value,
+            })?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.regions.insert(id, r.id);
+        self.adopted.insert(id);
+        Ok(DmaRegion {
+            id,
+            va: r.va,
+            iova: r.iova,
+            len: r.len,
+        })
+    }
+
+    fn release_dma(&mut self, id: u64) -> Result<Vec<u8>> {
+        let free_err = |reason: &str| Error::DmaFree {
+            id,
+            reason: reason.into(),
+        };
+        let &alloc = self
+            .regions
+            .get(&id)
+            .ok_or_else(|| free_err("no live region has this id"))?;
+        if !self.adopted.contains(&id) {
+            return Err(free_err(
+                "the driver allocated this region: free it, there is no application memory to give back",
+            ));
+        }
+        let mem = self
+            .world
+            .borrow_mut()
+            .host_mut(self.node)
+            .take_dma(alloc)
+            .map_err(|e| free_err(&e.to_string()))?;
+        self.regions.remove(&id);
+        self.adopted.remove(&id);
+        Ok(mem)
+    }
+
     fn free_dma(&mut self, id: u64) -> Result<()> {
+        self.adopted.remove(&id);
         let alloc = self.regions.remove(&id).ok_or(Error::DmaFree {
             id,
             reason: "no live region has this id".into(),
