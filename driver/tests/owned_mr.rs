@@ -1,6 +1,5 @@
 //! Application-owned memory registered in place (`Context::reg_mr_owned`) and the
 //! wall-clock bounded wait (`Context::wait_cq_for`), on two model NICs.
-#![cfg(feature = "model")]
 
 use std::time::{Duration, Instant};
 
