@@ -1376,6 +1376,30 @@ impl Context {
     /// with [`Error::CqTimeout`] (holding what did arrive) after `timeout_cycles`.
     pub fn wait_cq(&mut self, cq: Cq, n: usize, timeout_cycles: u64) -> Result<Vec<Wc>> {
         let start = self.be.now();
+        let quantum = self.poll_quantum;
+        self.wait_cq_with(cq, n, |now, got| {
+            let waited = now.saturating_sub(start);
+            if waited >= timeout_cycles {
+                return Err(Error::CqTimeout {
+                    cqn: cq.cqn,
+                    wanted: n,
+                    cycles: waited,
+                    got: std::mem::take(got),
+                });
+            }
+            Ok(quantum.min(timeout_cycles - waited))
+        })
+    }
+
+    /// The loop of the CQ waits: polls until `n` completions have arrived; after a poll that
+    /// found none, `idle(now, got)` gives the cycles to let the device run before the next
+    /// poll, or the wait's timeout error (taking what did arrive from `got`).
+    fn wait_cq_with(
+        &mut self,
+        cq: Cq,
+        n: usize,
+        mut idle: impl FnMut(u64, &mut Vec<Wc>) -> Result<u64>,
+    ) -> Result<Vec<Wc>> {
         let mut out = Vec::with_capacity(n);
         let mut buf = [Wc::default(); 32];
         while out.len() < n {
@@ -1383,16 +1407,8 @@ impl Context {
             let k = self.poll_cq(cq, &mut buf[..want])?;
             out.extend_from_slice(&buf[..k]);
             if k == 0 {
-                let waited = self.be.now().saturating_sub(start);
-                if waited >= timeout_cycles {
-                    return Err(Error::CqTimeout {
-                        cqn: cq.cqn,
-                        wanted: n,
-                        cycles: waited,
-                        got: out,
-                    });
-                }
-                self.be.wait(self.poll_quantum.min(timeout_cycles - waited));
+                let cycles = idle(self.be.now(), &mut out)?;
+                self.be.wait(cycles);
             }
         }
         Ok(out)

@@ -201,25 +201,18 @@ impl Context {
     /// arrive. [`Context::wait_cq`] is the same wait bounded in device cycles.
     pub fn wait_cq_for(&mut self, cq: Cq, n: usize, timeout: Duration) -> Result<Vec<Wc>> {
         let start = Instant::now();
-        let mut out = Vec::with_capacity(n);
-        let mut buf = [Wc::default(); 32];
-        while out.len() < n {
-            let want = (n - out.len()).min(buf.len());
-            let k = self.poll_cq(cq, &mut buf[..want])?;
-            out.extend_from_slice(&buf[..k]);
-            if k == 0 && out.len() < n {
-                let waited = start.elapsed();
-                if waited >= timeout {
-                    return Err(Error::CqWaitTimeout {
-                        cqn: cq.cqn,
-                        wanted: n,
-                        waited,
-                        got: out,
-                    });
-                }
-                self.be.wait(self.poll_quantum);
+        let quantum = self.poll_quantum;
+        self.wait_cq_with(cq, n, |_, got| {
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return Err(Error::CqWaitTimeout {
+                    cqn: cq.cqn,
+                    wanted: n,
+                    waited,
+                    got: std::mem::take(got),
+                });
             }
-        }
-        Ok(out)
+            Ok(quantum)
+        })
     }
 }
