@@ -191,12 +191,7 @@ impl HostMemory {
 
     /// Frees an allocation. Its VAs are never handed out again.
     pub fn free(&mut self, id: AllocId) -> Result<(), SimError> {
-        let a = self
-            .by_id
-            .remove(&id)
-            .ok_or(SimError::UnknownAllocation(id))?;
-        self.by_va.remove(&a.va);
-        Ok(())
+        self.take(id).map(drop)
     }
 
     /// The allocation that starts at `va`.
@@ -295,7 +290,7 @@ impl Host {
             .memory
             .alloc_at(va)
             .ok_or(SimError::NotAllocated { va })?;
-        self.release(id)
+        self.release(id).map(drop)
     }
 
     /// Maps `[va, va + len)`, which must lie in one allocation, into the device's IOVA
@@ -355,9 +350,7 @@ impl Host {
         if !self.regions.contains_key(&id) {
             return Err(SimError::UnknownAllocation(id));
         }
-        self.iommu.unmap_alloc(id);
-        self.regions.remove(&id);
-        self.memory.take(id)
+        self.release(id)
     }
 
     /// Unmaps (every mapping onto it) and frees a region from [`Host::alloc_dma`] or
@@ -366,13 +359,14 @@ impl Host {
         if !self.regions.contains_key(&id) {
             return Err(SimError::UnknownAllocation(id));
         }
-        self.release(id)
+        self.release(id).map(drop)
     }
 
-    fn release(&mut self, id: AllocId) -> Result<(), SimError> {
+    /// Unmaps every mapping onto an allocation, forgets its region and returns its bytes.
+    fn release(&mut self, id: AllocId) -> Result<Vec<u8>, SimError> {
         self.iommu.unmap_alloc(id);
         self.regions.remove(&id);
-        self.memory.free(id)
+        self.memory.take(id)
     }
 
     /// A live region from [`Host::alloc_dma`].
