@@ -4,13 +4,14 @@
 //! # The scenario
 //!
 //! A world of two nodes: A, the NIC under test (the Verilated engine or the model), and B,
-//! a model peer. Each has a PD, a 16 KiB buffer and two connected RC QPs; A's MR covers the
-//! middle 8 KiB of its buffer, so the 4 KiB on either side are registered nowhere (a DMA
+//! a model peer. Each has a PD, a 64 KiB buffer and two connected RC QPs; A's MR covers the
+//! middle 32 KiB of its buffer, so the 16 KiB on either side are registered nowhere (a DMA
 //! write there is stray, though the IOMMU allows it). A third QP of A was destroyed: its
 //! QPN is stale. The run alternates two phases, both seeded:
 //!
 //! - **live**: B and A post WRITEs, SENDs, READs and atomics to each other on both QPs and
 //!   every request must complete (with success or an error status) within a cycle budget;
+//!   each region of memory they write is written by one ordered stream (see [`SRC_AT`]...);
 //!   QPs left outside RTS are reset and connected again with fresh PSNs. The frames B sends
 //!   are the seeds of the mutations.
 //! - **fuzz**: a batch of frames, one [`mutate::Class`] each (drawn uniformly), goes into A's
@@ -27,8 +28,9 @@
 //! With `--backend rtl`, the same scenario runs twice in lockstep, on an RTL NIC and on a
 //! model NIC; the frames of each batch are drawn once (from the model run) and injected
 //! into both. After every phase, the two runs must agree on A's frames out (per destination
-//! QP, in order, byte for byte), the byte ranges A wrote by DMA (merged), A's buffer, A's
-//! and B's completions (per QP, in order), A's global counters and its QPs' states. Each
+//! QP and per side of A's QP, requester or responder, in order, byte for byte), the byte
+//! ranges A wrote by DMA (merged), A's buffer, A's and B's completions (per QP and queue, in order),
+//! how much each of A's global counters moved in the phase, and its QPs' states. Each
 //! phase that differs is a divergence. Every run (model alone too) counts as stray DMA an
 //! access the IOMMU refused or a changed byte outside A's MR, and as a hang a phase that
 //! does not end within its budget.
@@ -63,10 +65,34 @@ use rocenic_driver::verbs::{
 /// Connected QP pairs.
 pub const NQP: usize = 2;
 /// Bytes of each node's buffer.
-pub const BUF_LEN: usize = 16 << 10;
-/// A's MR: `[MR_AT, MR_AT + MR_LEN)` of its buffer.
-pub const MR_AT: usize = 4 << 10;
-pub const MR_LEN: usize = 8 << 10;
+pub const BUF_LEN: usize = 64 << 10;
+/// A's MR: `[MR_AT, MR_AT + MR_LEN)` of its buffer (B's MR is its whole buffer).
+pub const MR_AT: usize = 16 << 10;
+pub const MR_LEN: usize = 32 << 10;
+
+// Where a live round's requests put their bytes, as offsets in each node's MR. Each region
+// is written by one stream that the protocol keeps in order (QP q's incoming SENDs; the
+// peer's WRITEs and atomics on QP q; the node's own READ responses and atomic results on QP
+// q), so what memory holds at the end of a round does not depend on how the streams of
+// different QPs, or a QP's requester and responder, interleave in time.
+/// QP q's receives land at `RECV_AT + q * RECV_LEN`.
+const RECV_AT: u64 = 0;
+/// The sources of SENDs and WRITEs: written by nothing in a live round.
+const SRC_AT: u64 = 4 << 10;
+const SRC_LEN: u64 = 4 << 10;
+/// QP q's peer WRITEs, READs and atomics at `TARGET_AT + q * TARGET_LEN`.
+const TARGET_AT: u64 = 8 << 10;
+const TARGET_LEN: u64 = 8 << 10;
+/// QP q's READ responses and atomic results land at `LAND_AT + q * LAND_LEN`.
+const LAND_AT: u64 = 24 << 10;
+const LAND_LEN: u64 = 4 << 10;
+const _: () = assert!(
+    RECV_AT + NQP as u64 * RECV_LEN as u64 <= SRC_AT
+        && SRC_AT + SRC_LEN <= TARGET_AT
+        && TARGET_AT + NQP as u64 * TARGET_LEN <= LAND_AT
+        && LAND_AT + NQP as u64 * LAND_LEN <= MR_LEN as u64
+        && MR_AT + MR_LEN <= BUF_LEN
+);
 /// Cycles without anything received, sent or written by DMA that end a fuzz phase.
 pub const QUIET_CYCLES: u64 = 600;
 /// Cycles a live round's requests may take to complete.
@@ -184,16 +210,31 @@ struct End {
 /// What one phase did, as the comparison sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Record {
-    /// A's frames out by destination QP (`u32::MAX`: not RoCE).
-    frames: BTreeMap<u32, Vec<Frame>>,
+    /// A's frames out by destination QP (`u32::MAX`: not RoCE) and [`Role`].
+    frames: BTreeMap<(u32, Role), Vec<Frame>>,
     /// Byte ranges A wrote by DMA, merged.
     dma: Vec<(u64, u64)>,
-    /// A's buffer.
-    mem: Vec<u8>,
-    /// Completions by (node, QPN).
-    wcs: BTreeMap<(u8, u32), Vec<String>>,
+    /// The bytes of A's buffer that changed in this phase (offset, new value): a byte
+    /// that differs once is reported in that phase, not in every later one.
+    mem: Vec<(usize, u8)>,
+    /// Completions by (node, QPN, send queue): a QP's send and receive completions are
+    /// in separate CQs, each in order, but how the two interleave is timing.
+    wcs: BTreeMap<(u8, u32, bool), Vec<String>>,
+    /// A's global counters: how much each moved in this phase (a frame counted apart
+    /// differs in one phase, not in every later one).
     counters: Vec<u64>,
     states: Vec<String>,
+}
+
+/// Which side of A's QP sent a frame. A QP's requester and responder are independent
+/// streams: each is in a fixed order, but how A's ACKs and READ responses interleave with
+/// its own requests to the same QP is timing, so the two are compared apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    /// SENDs, WRITEs, READ requests, atomics (and frames of unknown opcode).
+    Requester,
+    /// ACK/NAK, READ responses, atomic ACKs.
+    Responder,
 }
 
 /// A phase that did not end in time.
@@ -213,11 +254,15 @@ struct Scenario {
     seeds: Rc<RefCell<VecDeque<Frame>>>,
     stale_qpn: u32,
     /// Completions polled since the last record.
-    wcs: BTreeMap<(u8, u32), Vec<String>>,
+    wcs: BTreeMap<(u8, u32, bool), Vec<String>>,
     params: ConnParams,
     /// Stray DMA seen so far.
     stray: u64,
     stray_notes: Vec<String>,
+    /// A's global counters at the last record.
+    last_counters: Vec<u64>,
+    /// A's buffer at the last record.
+    last_mem: Vec<u8>,
 }
 
 fn open_end(
@@ -354,6 +399,7 @@ impl Scenario {
             w.link_mut(a.node)
                 .context("A has no link")?
                 .set_drop_filter(move |frame: &[u8], _| {
+                    tracing::trace!(frame = %hex(frame), fuzzing = f.get(), "A sent");
                     o.borrow_mut().push(frame.to_vec());
                     f.get()
                 });
@@ -361,6 +407,7 @@ impl Scenario {
             w.link_mut(b.node)
                 .context("B has no link")?
                 .set_drop_filter(move |frame: &[u8], _| {
+                    tracing::trace!(frame = %hex(frame), "B sent");
                     let mut s = s.borrow_mut();
                     if s.len() == SEEDS {
                         s.pop_front();
@@ -389,6 +436,8 @@ impl Scenario {
             params,
             stray: 0,
             stray_notes: Vec::new(),
+            last_counters: vec![0; Counter::ALL.len()],
+            last_mem: vec![GUARD; BUF_LEN],
         };
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc0_77ec7);
         for q in 0..NQP {
@@ -433,7 +482,7 @@ impl Scenario {
                 while e.recvs[q] < RECVS {
                     let wr = RecvWr {
                         wr_id: 0x7ec0_0000 + u64::from(e.recvs[q]),
-                        sg_list: vec![e.mr.sge(0, RECV_LEN)],
+                        sg_list: vec![e.mr.sge(RECV_AT + q as u64 * u64::from(RECV_LEN), RECV_LEN)],
                     };
                     e.ctx
                         .post_recv(qp, &[wr])
@@ -462,7 +511,7 @@ impl Scenario {
                             e.recvs[q] = e.recvs[q].saturating_sub(1);
                         }
                         self.wcs
-                            .entry((i as u8, wc.qp_num))
+                            .entry((i as u8, wc.qp_num, is_send))
                             .or_default()
                             .push(format!("{wc:?}"));
                         all.push((i, *wc));
@@ -477,18 +526,17 @@ impl Scenario {
     }
 
     /// A random request from `from` (0: A, 1: B) on QP `q`.
-    fn random_wr(&self, rng: &mut ChaCha8Rng, from: usize, id: u64) -> SendWr {
+    fn random_wr(&self, rng: &mut ChaCha8Rng, from: usize, q: usize, id: u64) -> SendWr {
         let (me, peer) = if from == 0 {
             (&self.a, &self.b)
         } else {
             (&self.b, &self.a)
         };
-        let remote_len = peer.mr.length as usize;
-        let len = rng.gen_range(0..=3000usize).min(remote_len);
-        let roff = rng.gen_range(0..=remote_len - len) as u64;
-        let lmax = me.mr.length as usize;
-        let len = len.min(lmax);
-        let loff = rng.gen_range(0..=lmax - len) as u64;
+        let q = q as u64;
+        let len = rng.gen_range(0..=3000u64);
+        let target = TARGET_AT + q * TARGET_LEN + rng.gen_range(0..=TARGET_LEN - len);
+        let src = SRC_AT + rng.gen_range(0..=SRC_LEN - len.min(SRC_LEN));
+        let land = LAND_AT + q * LAND_LEN + rng.gen_range(0..=LAND_LEN - len);
         let opcode = match rng.gen_range(0..7) {
             0 => WrOpcode::RdmaWrite,
             1 => WrOpcode::RdmaWriteWithImm,
@@ -498,7 +546,6 @@ impl Scenario {
             5 => WrOpcode::AtomicFetchAndAdd,
             _ => WrOpcode::AtomicCmpAndSwp,
         };
-        let send_len = len.min(RECV_LEN as usize) as u32;
         let mut wr = SendWr {
             wr_id: id,
             opcode,
@@ -508,11 +555,11 @@ impl Scenario {
         };
         match opcode {
             WrOpcode::Send | WrOpcode::SendWithImm => {
-                wr.sg_list = vec![me.mr.sge(loff, send_len)];
+                wr.sg_list = vec![me.mr.sge(src, len.min(u64::from(RECV_LEN)) as u32)];
             }
             WrOpcode::AtomicFetchAndAdd | WrOpcode::AtomicCmpAndSwp => {
-                let at = rng.gen_range(0..remote_len / 8) as u64 * 8;
-                let lat = rng.gen_range(0..lmax / 8) as u64 * 8;
+                let at = TARGET_AT + q * TARGET_LEN + rng.gen_range(0..TARGET_LEN / 8) * 8;
+                let lat = LAND_AT + q * LAND_LEN + rng.gen_range(0..LAND_LEN / 8) * 8;
                 wr.sg_list = vec![me.mr.sge(lat, 8)];
                 wr.atomic = AtomicWr {
                     remote_addr: peer.mr.addr + at,
@@ -521,10 +568,17 @@ impl Scenario {
                     rkey: peer.mr.rkey,
                 };
             }
-            _ => {
-                wr.sg_list = vec![me.mr.sge(loff, len as u32)];
+            WrOpcode::RdmaRead => {
+                wr.sg_list = vec![me.mr.sge(land, len as u32)];
                 wr.rdma = RdmaWr {
-                    remote_addr: peer.mr.addr + roff,
+                    remote_addr: peer.mr.addr + target,
+                    rkey: peer.mr.rkey,
+                };
+            }
+            _ => {
+                wr.sg_list = vec![me.mr.sge(src, len as u32)];
+                wr.rdma = RdmaWr {
+                    remote_addr: peer.mr.addr + target,
                     rkey: peer.mr.rkey,
                 };
             }
@@ -544,6 +598,7 @@ impl Scenario {
         for (from, q, wr) in wrs {
             let e = if from == 0 { &mut self.a } else { &mut self.b };
             let qp = e.qps[q];
+            tracing::debug!(node = from, qp = qp.qp_num, ?wr, "post");
             if e.ctx.post_send(qp, &[wr]).is_ok() {
                 want[from] += 1;
             }
@@ -598,7 +653,7 @@ impl Scenario {
             for from in [1usize, 0] {
                 for _ in 0..rng.gen_range(usize::from(from == 1)..=2 + from) {
                     id += 1;
-                    wrs.push((from, q, self.random_wr(rng, from, id)));
+                    wrs.push((from, q, self.random_wr(rng, from, q, id)));
                 }
             }
         }
@@ -738,14 +793,20 @@ impl Scenario {
                 }
             }
         }
-        let mut frames: BTreeMap<u32, Vec<Frame>> = BTreeMap::new();
+        let mut frames: BTreeMap<(u32, Role), Vec<Frame>> = BTreeMap::new();
         for f in self.out.borrow_mut().drain(..) {
-            let qp = if f.len() >= mutate::EXT_AT && f[12..14] == [0x08, 0x00] {
-                rocenic_proto::wire::BthPacket::new_unchecked(&f[mutate::BTH_AT..]).dest_qp()
+            let key = if f.len() >= mutate::EXT_AT && f[12..14] == [0x08, 0x00] {
+                let bth = rocenic_proto::wire::BthPacket::new_unchecked(&f[mutate::BTH_AT..]);
+                let role = if bth.opcode().is_response() {
+                    Role::Responder
+                } else {
+                    Role::Requester
+                };
+                (bth.dest_qp(), role)
             } else {
-                u32::MAX
+                (u32::MAX, Role::Requester)
             };
-            frames.entry(qp).or_default().push(f);
+            frames.entry(key).or_default().push(f);
         }
         let mut states = Vec::new();
         for q in 0..NQP {
@@ -754,9 +815,31 @@ impl Scenario {
         Ok(Record {
             frames,
             dma,
-            mem,
+            mem: {
+                let changed = mem
+                    .iter()
+                    .zip(&self.last_mem)
+                    .enumerate()
+                    .filter(|(_, (n, l))| n != l)
+                    .map(|(i, (n, _))| (i, *n))
+                    .collect();
+                self.last_mem = mem;
+                // Stray bytes were restored above.
+                self.last_mem[..MR_AT].fill(GUARD);
+                self.last_mem[MR_AT + MR_LEN..].fill(GUARD);
+                changed
+            },
             wcs: std::mem::take(&mut self.wcs),
-            counters: self.a.ctx.counters().to_vec(),
+            counters: {
+                let now = self.a.ctx.counters().to_vec();
+                let moved = now
+                    .iter()
+                    .zip(&self.last_counters)
+                    .map(|(n, l)| n.wrapping_sub(*l))
+                    .collect();
+                self.last_counters = now;
+                moved
+            },
             states,
         })
     }
@@ -770,10 +853,10 @@ impl Scenario {
             self.connect_pair(q, rng)?;
         }
         let pattern: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        // Offsets in A's MR: receives land in [0, 2048), B's WRITE at WRITE_AT + at, A's READ
-        // at READ_AT + at.
-        const WRITE_AT: u64 = 2048;
-        const READ_AT: u64 = 5120;
+        // Offsets in A's MR: B's WRITE at WRITE_AT + at, A's READ at READ_AT + at (B's
+        // SENDs land in the receive region).
+        const WRITE_AT: u64 = TARGET_AT;
+        const READ_AT: u64 = LAND_AT;
         let mut wrs = Vec::new();
         for q in 0..NQP {
             let at = 64 + 1024 * q as u64;
@@ -864,17 +947,17 @@ impl Scenario {
 /// The differences between two records of phase `phase`.
 fn differences(phase: &str, rtl: &Record, model: &Record) -> Vec<String> {
     let mut d = Vec::new();
-    let qps: std::collections::BTreeSet<u32> = rtl
+    let qps: std::collections::BTreeSet<(u32, Role)> = rtl
         .frames
         .keys()
         .chain(model.frames.keys())
         .copied()
         .collect();
-    for qp in qps {
+    for key @ (qp, role) in qps {
         let empty = Vec::new();
         let (r, m) = (
-            rtl.frames.get(&qp).unwrap_or(&empty),
-            model.frames.get(&qp).unwrap_or(&empty),
+            rtl.frames.get(&key).unwrap_or(&empty),
+            model.frames.get(&key).unwrap_or(&empty),
         );
         if r != m {
             let i = r
@@ -885,7 +968,7 @@ fn differences(phase: &str, rtl: &Record, model: &Record) -> Vec<String> {
             let show = |v: &Vec<Frame>| v.get(i).map_or("none".into(), |f| describe(f));
             let raw = |v: &Vec<Frame>| v.get(i).map_or(String::new(), |f| hex(f));
             d.push(format!(
-                "{phase}: A's frames to QP {qp:#x} differ at #{i} (rtl {} frames, model {}): \
+                "{phase}: A's {role:?} frames to QP {qp:#x} differ at #{i} (rtl {} frames, model {}): \
                  rtl {} / model {} [rtl {} model {}]",
                 r.len(),
                 m.len(),
@@ -918,8 +1001,35 @@ fn differences(phase: &str, rtl: &Record, model: &Record) -> Vec<String> {
         d.push(format!("{phase}: counters differ: {}", diff.join(", ")));
     }
     if rtl.mem != model.mem {
-        let at = rtl.mem.iter().zip(&model.mem).position(|(a, b)| a != b);
-        d.push(format!("{phase}: A's memory differs from byte {at:?}"));
+        let (r, m): (BTreeMap<usize, u8>, BTreeMap<usize, u8>) = (
+            rtl.mem.iter().copied().collect(),
+            model.mem.iter().copied().collect(),
+        );
+        let at: Vec<usize> = r
+            .keys()
+            .chain(m.keys())
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|i| r.get(i) != m.get(i))
+            .collect();
+        let show = |w: &BTreeMap<usize, u8>| {
+            at.iter()
+                .take(16)
+                .map(|i| w.get(i).map_or("--".into(), |b| format!("{b:02x}")))
+                .collect::<Vec<_>>()
+                .join("")
+        };
+        d.push(format!(
+            "{phase}: A's memory changed differently at {} bytes from buffer offset {:#x} \
+             (MR offset {:#x}) to {:#x}: rtl {} / model {} (-- unchanged)",
+            at.len(),
+            at[0],
+            at[0] as i64 - MR_AT as i64,
+            at[at.len() - 1],
+            show(&r),
+            show(&m)
+        ));
     }
     if rtl.dma != model.dma {
         d.push(format!(
@@ -996,6 +1106,7 @@ pub fn run_fuzz(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
             let mut recs = Vec::new();
             for ($i, sc) in [Some(&mut model), dut.as_mut()].into_iter().enumerate() {
                 let Some($s) = sc else { continue };
+                tracing::debug!(%phase, run = if $i == 0 { "model" } else { "rtl" }, "phase");
                 match $body? {
                     Ok(()) => recs.push($s.record()?),
                     Err(Hang(h)) => {
@@ -1036,7 +1147,9 @@ pub fn run_fuzz(args: &FuzzArgs) -> anyhow::Result<FuzzReport> {
         let mut kinds = Vec::with_capacity(n);
         for _ in 0..n {
             let class = classes[frames_rng.gen_range(0..classes.len())];
-            batch.push(mutate::mutate(&mut frames_rng, class, &seeds, &aim));
+            let frame = mutate::mutate(&mut frames_rng, class, &seeds, &aim);
+            tracing::debug!(batch = batch_no, class = class.name(), frame = %hex(&frame), "fuzz frame");
+            batch.push(frame);
             kinds.push(class);
             *report.classes.entry(class.name().into()).or_default() += 1;
         }
