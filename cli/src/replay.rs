@@ -992,7 +992,12 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<Replay> {
                     format!("not for the local IP ({})", Ipv4Addr::from(d))
                 }
                 (_, Some(q)) if !qp_map.contains_key(&q) => format!("unknown QPN {q:#x}"),
-                (_, Some(q)) => format!("QP {q:#x} cannot take it in its state"),
+                (_, Some(q)) => {
+                    let n = qp_map[&q];
+                    let qp = live_qps[nic_qpns.iter().position(|&x| x == n).expect("live")];
+                    let state = ctx.query_qp(qp)?.qp_state;
+                    format!("QP {q:#x} cannot receive in state {state}")
+                }
                 _ => "no QP".into(),
             };
             ("dropped", Some(format!("unknown_qp_drops: {detail}")))
@@ -1101,8 +1106,17 @@ fn print_table(r: &ReplayReport, out: &mut dyn Write) -> anyhow::Result<()> {
         for x in &f.sent {
             writeln!(out, "{:24}sent {x}", "")?;
         }
-        for x in &f.completions {
-            writeln!(out, "{:24}completion {x}", "")?;
+        // Identical completions in a row (a flushed receive queue) on one line.
+        let mut i = 0;
+        while i < f.completions.len() {
+            let x = &f.completions[i];
+            let n = f.completions[i..].iter().take_while(|y| *y == x).count();
+            if n > 1 {
+                writeln!(out, "{:24}completion {x} (x{n})", "")?;
+            } else {
+                writeln!(out, "{:24}completion {x}", "")?;
+            }
+            i += n;
         }
     }
     let t = &r.totals;
