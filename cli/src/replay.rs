@@ -1188,4 +1188,34 @@ mod tests {
         let e = read_capture(&bytes[..bytes.len() - 10]).unwrap_err();
         assert!(format!("{e:#}").contains("truncated"), "{e:#}");
     }
+
+    fn pcapng(linktype: DataLink) -> Vec<u8> {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+        use pcap_file::pcapng::PcapNgWriter;
+        let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+        w.write_pcapng_block(InterfaceDescriptionBlock::new(linktype, 128))
+            .unwrap();
+        for (len, orig) in [(60usize, 60u32), (128, 1082)] {
+            w.write_pcapng_block(EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: std::time::Duration::from_nanos(4),
+                original_len: orig,
+                data: vec![0x5a; len].into(),
+                options: Vec::new(),
+            })
+            .unwrap();
+        }
+        w.into_inner()
+    }
+
+    #[test]
+    fn pcapng_is_read_with_its_cut_lengths() {
+        let got = read_capture(&pcapng(DataLink::ETHERNET)[..]).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].data.len(), got[0].orig_len), (60, 60));
+        assert_eq!((got[1].data.len(), got[1].orig_len), (128, 1082));
+        let e = read_capture(&pcapng(DataLink::LINUX_SLL)[..]).unwrap_err();
+        assert!(format!("{e:#}").contains("needs Ethernet"), "{e:#}");
+    }
 }

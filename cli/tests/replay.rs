@@ -107,6 +107,8 @@ fn capture(name: &str, last: Vec<u8>) -> std::path::PathBuf {
     // The other direction: not for the NIC.
     let mut ack = request(Opcode::SendOnly, PEER_QPN, 7, ExtHeaders::default(), &[]);
     ack[..6].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+    ack[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    ack[26..30].copy_from_slice(&[10, 0, 0, 2]);
     ack[30..34].copy_from_slice(&[10, 0, 0, 1]);
     tap.record(30, &ack).unwrap();
     tap.record(40, &last).unwrap();
@@ -323,4 +325,19 @@ fn bad_input_is_a_clear_error() {
     assert!(format!("{e:#}").contains("--local-ip"), "{e:#}");
     std::fs::remove_file(&junk).unwrap();
     std::fs::remove_file(&runts).unwrap();
+}
+
+#[test]
+fn from_picks_the_side_by_source() {
+    let last = write_only(QPN, PSN0 + 3, RKEY, 1024, &pattern(4, 100));
+    let path = capture("from.pcap", last);
+    let mut a = args(&path);
+    a.from = Some("10.0.0.1".parse().unwrap());
+    let r = replay(&a).unwrap().report;
+    assert_eq!((r.totals.fed, r.totals.accepted), (4, 4), "{:?}", r.totals);
+    assert_eq!(r.setup.from.as_deref(), Some("10.0.0.1"));
+    a.from = Some("10.0.0.9".parse().unwrap());
+    let e = replay(&a).err().unwrap();
+    assert!(format!("{e:#}").contains("from 10.0.0.9"), "{e:#}");
+    std::fs::remove_file(&path).unwrap();
 }
