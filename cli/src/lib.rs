@@ -7,6 +7,8 @@
 //!   to play either side against the original.
 //! - `rocenic perftest`: perftest's `ib_{write,read,send,atomic}_bw` counterpart on a real
 //!   wire, speaking perftest's own handshake.
+//! - `rocenic fuzz`: random and mutated frames into a NIC with live QPs.
+//! - `rocenic replay`: the frames of a capture into one NIC, and what it did with each.
 
 pub mod demo;
 pub mod fuzz;
@@ -16,6 +18,7 @@ pub mod perftest;
 pub mod pingpong;
 pub mod plot;
 pub mod progress;
+pub mod replay;
 pub mod setup;
 pub mod stats;
 pub mod wire;
@@ -52,6 +55,10 @@ pub enum Command {
     /// Inject random and mutated frames into a NIC with live QPs; with --backend rtl, hold
     /// the RTL to the model on the same input.
     Fuzz(fuzz::FuzzArgs),
+    /// Feed the frames of a pcap capture into one NIC with QPs set up from the command
+    /// line, and report what it did with each: accepted (and the ACKs, bytes written and
+    /// completions that followed), NAKed (which NAK), dropped (and why) or skipped.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -62,6 +69,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Pingpong(a) => pingpong::run(&a, out),
         Command::Perftest(a) => perftest::run(&a, out),
         Command::Fuzz(a) => fuzz::run(&a, out),
+        Command::Replay(a) => replay::run(&a, out),
     }
 }
 
