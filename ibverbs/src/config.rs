@@ -5,6 +5,7 @@
 //! | `ROCENIC_BACKEND` | `model` (the behavioural NIC; the only one served) | `model` |
 //! | `ROCENIC_WIRE` | `udp:LOCAL_PORT:PEER_PORT`: bind `127.0.0.1:LOCAL_PORT`, send frames to `127.0.0.1:PEER_PORT` | none: the port is down, no frame leaves |
 //! | `ROCENIC_MAC` | the port's MAC, `02:00:00:00:00:01` | `02:00:00:00:00:01` |
+//! | `ROCENIC_PEER_MAC` | the peer's MAC, used for every destination instead of asking by ARP (needed when the peer does not run its NIC while we connect, as `ibv_rc_pingpong`'s client while the server moves to RTR) | none: ARP |
 //! | `ROCENIC_IP` | the port's IPv4 address (GID index 1 is `::ffff:IP`) | `10.0.0.1` |
 //! | `ROCENIC_POLL_US` | simulated time an empty `ibv_poll_cq` lets pass, microseconds | `10` |
 //! | `ROCENIC_EVENT_TIMEOUT_MS` | longest wait of `ibv_get_cq_event` and of the peer's ARP answer | `60000` |
@@ -44,6 +45,8 @@ pub struct Config {
     pub mac: [u8; 6],
     /// `ROCENIC_IP`.
     pub ip: [u8; 4],
+    /// `ROCENIC_PEER_MAC`.
+    pub peer_mac: Option<[u8; 6]>,
     /// `ROCENIC_POLL_US`.
     pub poll: Duration,
     /// `ROCENIC_EVENT_TIMEOUT_MS`.
@@ -72,6 +75,12 @@ impl Config {
                 format!("ROCENIC_MAC={s:?}: expected six hex bytes, e.g. 02:00:00:00:00:01")
             })?,
         };
+        let peer_mac = match get("ROCENIC_PEER_MAC") {
+            None => None,
+            Some(s) => Some(parse_mac(&s).ok_or_else(|| {
+                format!("ROCENIC_PEER_MAC={s:?}: expected six hex bytes, e.g. 02:00:00:00:00:02")
+            })?),
+        };
         let ip = match get("ROCENIC_IP") {
             None => [10, 0, 0, 1],
             Some(s) => s
@@ -94,6 +103,7 @@ impl Config {
             wire,
             mac,
             ip,
+            peer_mac,
             poll: Duration::from_micros(number("ROCENIC_POLL_US", 10)?),
             event_timeout: Duration::from_millis(number("ROCENIC_EVENT_TIMEOUT_MS", 60_000)?),
         })
@@ -178,6 +188,7 @@ mod tests {
             ("ROCENIC_WIRE", "udp:9000:9000"),
             ("ROCENIC_WIRE", "tcp:1:2"),
             ("ROCENIC_MAC", "02:00:00:00:00"),
+            ("ROCENIC_PEER_MAC", "02:00:00:00:00:00:01"),
             ("ROCENIC_IP", "10.0.0"),
             ("ROCENIC_BACKEND", "rtl"),
             ("ROCENIC_POLL_US", "0"),

@@ -1222,3 +1222,11 @@ verb! { "IBVERBS_1.1";
         libc::EOPNOTSUPP
     }
 }
+
+verb! { "IBVERBS_1.6";
+    /// No QP here is an extended one: `NULL`, as rdma-core gives for a QP not created
+    /// with `ibv_create_qp_ex`.
+    fn ibv_qp_to_qp_ex(_qp: *mut ibv_qp) -> *mut c_void {
+        null_mut()
+    }
+}

@@ -194,9 +194,12 @@ impl Device {
         }
     }
 
-    /// The MAC of the peer at `ip`, from the wire's ARP table or by ARP while the NIC
-    /// runs, for at most `ROCENIC_EVENT_TIMEOUT_MS`.
+    /// The MAC of the peer at `ip`: `ROCENIC_PEER_MAC`, else from the wire's ARP table
+    /// or by ARP while the NIC runs, for at most `ROCENIC_EVENT_TIMEOUT_MS`.
     pub fn resolve(&mut self, ip: [u8; 4]) -> Result<[u8; 6], i32> {
+        if let Some(mac) = self.cfg.peer_mac {
+            return Ok(mac);
+        }
         let deadline = Instant::now() + self.cfg.event_timeout;
         loop {
             {
