@@ -7,8 +7,11 @@
 //!   to play either side against the original.
 //! - `rocenic perftest`: perftest's `ib_{write,read,send,atomic}_bw` counterpart on a real
 //!   wire, speaking perftest's own handshake.
+//! - `rocenic exec`: runs an unmodified verbs program on a rocenic NIC through the
+//!   libibverbs-compatible library (`docs/ibverbs.md`).
 
 pub mod demo;
+pub mod exec;
 pub mod fuzz;
 pub mod pattern;
 pub mod perf;
@@ -52,6 +55,9 @@ pub enum Command {
     /// Inject random and mutated frames into a NIC with live QPs; with --backend rtl, hold
     /// the RTL to the model on the same input.
     Fuzz(fuzz::FuzzArgs),
+    /// Run an unmodified verbs program (ibv_rc_pingpong, ...) with its verbs served by a
+    /// rocenic NIC, device rocenic0, through the libibverbs-compatible library.
+    Exec(exec::ExecArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -62,6 +68,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Pingpong(a) => pingpong::run(&a, out),
         Command::Perftest(a) => perftest::run(&a, out),
         Command::Fuzz(a) => fuzz::run(&a, out),
+        Command::Exec(a) => exec::run(&a, out),
     }
 }
 
