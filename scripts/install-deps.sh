@@ -68,8 +68,11 @@ group_rtl() {
 group_verbs() {
     # The driver's numbering test (driver/tests/verbs_h.rs) compiles a small C program
     # against rdma-core's infiniband/verbs.h with cc and compares every constant it prints
-    # with the driver's.
+    # with the driver's. The libibverbs-compatible library (ibverbs/) checks its C
+    # structures against the same header and runs a C verbs program and Debian's own
+    # ibv_rc_pingpong (ibverbs-utils) on itself.
     need libibverbs-dev 'test -f /usr/include/infiniband/verbs.h'
+    need ibverbs-utils 'command -v ibv_rc_pingpong >/dev/null 2>&1'
     need gcc 'command -v cc >/dev/null 2>&1 && cc --version >/dev/null 2>&1'
 }
 

@@ -9,8 +9,11 @@
 //!   wire, speaking perftest's own handshake.
 //! - `rocenic fuzz`: random and mutated frames into a NIC with live QPs.
 //! - `rocenic replay`: the frames of a capture into one NIC, and what it did with each.
+//! - `rocenic exec`: runs an unmodified verbs program on a rocenic NIC through the
+//!   libibverbs-compatible library (`docs/ibverbs.md`).
 
 pub mod demo;
+pub mod exec;
 pub mod fuzz;
 pub mod pattern;
 pub mod perf;
@@ -59,6 +62,9 @@ pub enum Command {
     /// line, and report what it did with each: accepted (and the ACKs, bytes written and
     /// completions that followed), NAKed (which NAK), dropped (and why) or skipped.
     Replay(replay::ReplayArgs),
+    /// Run an unmodified verbs program (ibv_rc_pingpong, ...) with its verbs served by a
+    /// rocenic NIC, device rocenic0, through the libibverbs-compatible library.
+    Exec(exec::ExecArgs),
 }
 
 /// Runs a parsed command line; what it prints goes to `out`.
@@ -70,6 +76,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
         Command::Perftest(a) => perftest::run(&a, out),
         Command::Fuzz(a) => fuzz::run(&a, out),
         Command::Replay(a) => replay::run(&a, out),
+        Command::Exec(a) => exec::run(&a, out),
     }
 }
 

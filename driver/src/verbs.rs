@@ -852,9 +852,31 @@ impl Context {
         length: usize,
         access: u32,
     ) -> Result<Mr> {
+        self.reg_mr_range_at(pd, buf, offset, length, access, None)
+    }
+
+    /// [`Context::reg_mr_range`] under a virtual address of the caller's choosing
+    /// (`ibv_reg_mr_iova`): with `Some(addr)` work requests and the peer name the region's
+    /// first byte `addr` (the [`Mr::addr`] returned), wherever the buffer is; `None` is the
+    /// buffer's own address. A region whose end would pass `u64::MAX` is refused.
+    pub fn reg_mr_range_at(
+        &mut self,
+        pd: Pd,
+        buf: &Buffer,
+        offset: usize,
+        length: usize,
+        access: u32,
+        addr: Option<u64>,
+    ) -> Result<Mr> {
         self.pds.get(pd.pdn)?;
-        let va = self.buf_va(buf, offset, length)?;
-        let iova = self.buf_entry(buf)?.region.iova_of(va);
+        let buf_va = self.buf_va(buf, offset, length)?;
+        let iova = self.buf_entry(buf)?.region.iova_of(buf_va);
+        let va = addr.unwrap_or(buf_va);
+        if va.checked_add(length as u64).is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "memory region of {length} bytes at {va:#x} runs past the address space"
+            )));
+        }
         if access & !access::ALL != 0 {
             return Err(Error::InvalidArgument(format!(
                 "unknown access flags {:#x}",
