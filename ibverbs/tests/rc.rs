@@ -15,8 +15,33 @@ fn lib_dir() -> PathBuf {
     exe.parent().and_then(Path::parent).unwrap().to_path_buf()
 }
 
+/// Builds the shared library: `cargo test` builds a package's tests, not its `cdylib`.
+/// Cargo holds its build lock only while it builds, so this nested build runs once the
+/// test binaries are built (and is a no-op when the library is up to date).
+fn build_lib() {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
+        let dir = lib_dir();
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-p", "rocenic-ibverbs", "--lib"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        if let Some(target) = dir.parent() {
+            cmd.arg("--target-dir").arg(target);
+        }
+        let out = cmd.output().expect("running cargo");
+        assert!(
+            out.status.success(),
+            "cargo build -p rocenic-ibverbs failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
 /// A directory holding `libibverbs.so.1`, our library under its soname.
 fn soname_dir() -> PathBuf {
+    build_lib();
     let lib = lib_dir().join("libibverbs.so");
     assert!(lib.exists(), "{} is not built", lib.display());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ibverbs-lib");
@@ -119,6 +144,7 @@ fn rc_pingpong() -> PathBuf {
 
 #[test]
 fn every_verb_ibv_rc_pingpong_imports_is_exported_with_its_version() {
+    build_lib();
     let ours = dynamic_symbols(&lib_dir().join("libibverbs.so"), false);
     let imports = dynamic_symbols(&rc_pingpong(), true);
     assert!(imports.len() > 20, "objdump found only {imports:?}");
