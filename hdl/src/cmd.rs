@@ -62,7 +62,7 @@ use crate::ctx_tables::*;
 use crate::prelude::*;
 use crate::qp_counters::CNT_BITS;
 use rocenic_proto::abi::cmd::{qp_attr, CmdOpcode, CmdStatus};
-use rocenic_proto::abi::verbs::{access, QpState};
+use rocenic_proto::abi::verbs::{access, Mtu, QpState};
 
 /// QP event kinds on `m_qpev_kind`.
 pub const QPEV_RESET: u64 = 0;
@@ -851,8 +851,8 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             two32: c32(2),
             max_dest_qpn: c32(0xff_ffff),
             max_rd: Constant::new(16.into()),
-            mtu_min: Constant::new(1.into()),
-            mtu_max: Constant::new(5.into()),
+            mtu_min: Constant::new((Mtu::Mtu256 as u64).to_bits()),
+            mtu_max: Constant::new((Mtu::Mtu4096 as u64).to_bits()),
             access_bad: c32(!access::ALL),
             mask_bad: c32(!qp_attr::ALL),
             req_init: c32(qp_attr::REQ_INIT),

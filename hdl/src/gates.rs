@@ -103,6 +103,62 @@ pub fn verilator_lint(verilog: &str, dir: &Path) -> Result<String, GateError> {
     Ok(log)
 }
 
+/// The Verilator flags the simulator builds the engine with (`sim`'s Verilator build), so
+/// [`verilator_verilate`] sees the same ordering as the simulated model.
+pub const VERILATE_FLAGS: &[&str] = &["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"];
+
+/// The signals of each `%Warning-UNOPTFLAT` line of a Verilator log (`top.rdr$s_job_ready`),
+/// in log order.
+pub fn unoptflat_signals(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.starts_with("%Warning-UNOPTFLAT"))
+        .map(|l| {
+            let quoted = l.rsplit_once(": ").map_or(l, |(_, tail)| tail);
+            quoted.trim().trim_matches('\'').to_owned()
+        })
+        .collect()
+}
+
+/// Verilates the design to C++ (`verilator` with [`VERILATE_FLAGS`], `-Wall` and
+/// [`VERILATOR_WAIVERS`], into `dir/obj`; no C++ compile) and fails on any warning or
+/// error. This is the gate for what `--lint-only` cannot see: Verilator orders the logic
+/// only when it verilates, so circular combinational logic between blocks (UNOPTFLAT:
+/// RustHDL writes a block as one `always`, which Verilator may keep whole, and then every
+/// output of the block reads every input) shows up here alone; the reason names those
+/// signals. Returns the log on success.
+pub fn verilator_verilate(verilog: &str, dir: &Path) -> Result<String, GateError> {
+    write_top(verilog, dir)?;
+    let waivers: Vec<String> = VERILATOR_WAIVERS
+        .iter()
+        .map(|(w, _)| format!("-Wno-{w}"))
+        .collect();
+    let mut args: Vec<&str> = VERILATE_FLAGS.to_vec();
+    args.extend(["-Wall", "--top-module", "top", "-Mdir", "obj"]);
+    args.extend(waivers.iter().map(String::as_str));
+    args.push("top.v");
+    let (ok, log) = run("verilator", &args, dir)?;
+    let loops = unoptflat_signals(&log);
+    if !loops.is_empty() {
+        return Err(GateError::Failed {
+            gate: "verilator --cc -Wall",
+            reason: format!(
+                "{} UNOPTFLAT (circular combinational logic) on {}",
+                loops.len(),
+                loops.join(", ")
+            ),
+            log,
+        });
+    }
+    if !ok || log.contains("%Warning") || log.contains("%Error") {
+        return Err(GateError::Failed {
+            gate: "verilator --cc -Wall",
+            reason: "warnings or errors".into(),
+            log,
+        });
+    }
+    Ok(log)
+}
+
 /// yosys structural checks: the hierarchy resolves, `proc` infers no latch, and `check`
 /// finds no undriven or multiply driven signal and no combinational loop. The log ends with
 /// `stat -width` of the flattened design ([`Structure::parse`] reads it).
@@ -300,6 +356,22 @@ pub fn yosys_synth_script(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_the_signals_of_unoptflat_warnings() {
+        let log = "\
+%Warning-UNOPTFLAT: top.v:568:11: Signal unoptimizable: Circular combinational logic: 'top.rdr$s_job_ready'
+  568 |     wire  rdr$s_job_ready;
+                    top.v:756:11:      Example path: top.js_read$m_valid
+%Warning-WIDTH: top.v:9:3: Operator ASSIGN expects 1 bits
+%Warning-UNOPTFLAT: top.v:768:11: Signal unoptimizable: Circular combinational logic: 'top.js_rep$m_valid'
+";
+        assert_eq!(
+            unoptflat_signals(log),
+            ["top.rdr$s_job_ready", "top.js_rep$m_valid"]
+        );
+        assert!(unoptflat_signals("%Warning-WIDTH: top.v:1:1: x\n").is_empty());
+    }
 
     #[test]
     fn parses_the_last_statistics_section() {

@@ -9,7 +9,9 @@
 //!
 //! Both outputs come straight from registers, so no combinational path crosses it (the
 //! units' job ready depends on their job valid inside their one `always`, and so does
-//! `RspOrder`'s gate; wired together they close a loop, Verilator UNOPTFLAT). Unlike
+//! `RspOrder`'s gate; wired together they close a loop, Verilator UNOPTFLAT), provided
+//! Verilator splits the slice's own `always`: `update` writes the next states as
+//! expressions for that (see there; `hdl/tests/gates.rs` verilates the engine). Unlike
 //! [`Skid`](crate::skid::Skid) it stores no data: the source must hold `s_valid` and its
 //! data until `s_ready` (the handshake rule of `lib.rs`); the destination takes the data
 //! in the cycle it sees `m_valid && m_ready`, and the source's handshake completes the
@@ -38,18 +40,14 @@ impl Logic for JobSlice {
         dff_setup!(self, clock, armed, done);
         self.m_valid.next = self.armed.q.val();
         self.s_ready.next = self.done.q.val();
-        self.done.d.next = false;
-        if self.armed.q.val() & self.m_ready.val() {
-            self.armed.d.next = false;
-            self.done.d.next = true;
-        }
-        if self.s_valid.val() & !self.armed.q.val() & !self.done.q.val() {
-            self.armed.d.next = true;
-        }
-        if self.reset.val() {
-            self.armed.d.next = false;
-            self.done.d.next = false;
-        }
+        // Next states as expressions, not `if`s: Verilator splits this `always` then, so
+        // the outputs above depend on the registers alone. Written as `if`s (clear on a
+        // take, set on an offer, `if reset` last) Verilator 5.006 kept the block whole,
+        // each output read every input, and the engine drew 6 UNOPTFLAT.
+        self.armed.d.next = !self.reset.val()
+            & ((self.armed.q.val() & !self.m_ready.val())
+                | (self.s_valid.val() & !self.armed.q.val() & !self.done.q.val()));
+        self.done.d.next = !self.reset.val() & self.armed.q.val() & self.m_ready.val();
     }
 }
 

@@ -47,7 +47,8 @@
 
 use crate::cat::Cat;
 use crate::prelude::*;
-use rocenic_proto::abi::verbs::WcStatus;
+use rocenic_proto::abi::verbs::{Mtu, WcStatus};
+use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
 
 /// Outstanding ops per QP the walk can count (positions are `IDX_BITS` wide).
 pub const OPS: usize = 16;
@@ -319,6 +320,10 @@ impl Default for ReqRxCheck {
             Constant::new(v.to_bits())
         }
         let c8 = k::<8>;
+        let op = |o: Opcode| c8(u8::from(o).into());
+        // The syndrome's kind, its top three bits (`syn_kind`), and a NAK's code.
+        let kind = |s: Syndrome| u64::from(u8::from(s) >> 5);
+        let nak = |n: NakCode| u64::from(u8::from(n));
         ReqRxCheck {
             clock: Default::default(),
             reset: Default::default(),
@@ -395,19 +400,19 @@ impl Default for ReqRxCheck {
             hold_idx: Default::default(),
             k32: Default::default(),
             plen32: Default::default(),
-            op_ack: c8(0x11),
-            op_rd_first: c8(0x0D),
-            op_rd_middle: c8(0x0E),
-            op_rd_last: c8(0x0F),
-            op_rd_only: c8(0x10),
-            op_atomic_ack: c8(0x12),
-            syn_ack: k(0),
-            syn_rnr: k(1),
-            syn_nak: k(3),
-            nak_seq: k(0),
-            nak_inv: k(1),
-            nak_access: k(2),
-            nak_inv_rd: k(4),
+            op_ack: op(Opcode::Acknowledge),
+            op_rd_first: op(Opcode::RdmaReadResponseFirst),
+            op_rd_middle: op(Opcode::RdmaReadResponseMiddle),
+            op_rd_last: op(Opcode::RdmaReadResponseLast),
+            op_rd_only: op(Opcode::RdmaReadResponseOnly),
+            op_atomic_ack: op(Opcode::AtomicAcknowledge),
+            syn_ack: k(kind(Syndrome::Ack { credits: 0 })),
+            syn_rnr: k(kind(Syndrome::RnrNak { timer: 0 })),
+            syn_nak: k(kind(Syndrome::Nak(NakCode::PsnSequenceError))),
+            nak_seq: k(nak(NakCode::PsnSequenceError)),
+            nak_inv: k(nak(NakCode::InvalidRequest)),
+            nak_access: k(nak(NakCode::RemoteAccessError)),
+            nak_inv_rd: k(nak(NakCode::InvalidRdRequest)),
             st_bad_resp: k(u64::from(u8::from(WcStatus::BadRespErr))),
             st_rem_inv_req: k(u64::from(u8::from(WcStatus::RemInvReqErr))),
             st_rem_access: k(u64::from(u8::from(WcStatus::RemAccessErr))),
@@ -425,11 +430,11 @@ impl Default for ReqRxCheck {
             tmr_keep: k(TMR_KEEP),
             tmr_arm: k(TMR_ARM),
             tmr_clear: k(TMR_CLEAR),
-            mtu_256: k(1),
-            mtu_512: k(2),
-            mtu_1024: k(3),
-            mtu_2048: k(4),
-            mtu_4096: k(5),
+            mtu_256: k(Mtu::Mtu256 as u64),
+            mtu_512: k(Mtu::Mtu512 as u64),
+            mtu_1024: k(Mtu::Mtu1024 as u64),
+            mtu_2048: k(Mtu::Mtu2048 as u64),
+            mtu_4096: k(Mtu::Mtu4096 as u64),
             sh_256: k(8),
             sh_512: k(9),
             sh_1024: k(10),

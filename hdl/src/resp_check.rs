@@ -35,6 +35,8 @@
 
 use crate::cat::Cat;
 use crate::prelude::*;
+use rocenic_proto::abi::verbs::Mtu;
+use rocenic_proto::wire::Opcode;
 
 /// `m_action` codes.
 pub const ACT_DROP: u64 = 0;
@@ -182,6 +184,7 @@ pub struct RespCheck {
 impl Default for RespCheck {
     fn default() -> Self {
         let c8 = |v: u64| Constant::new(v.to_bits());
+        let op = |o: Opcode| c8(u8::from(o).into());
         RespCheck {
             s_opcode: Default::default(),
             s_psn: Default::default(),
@@ -213,31 +216,31 @@ impl Default for RespCheck {
             m_rnr: Default::default(),
             m_wr_end: Default::default(),
             len32: Default::default(),
-            op_send_first: c8(0x00),
-            op_send_middle: c8(0x01),
-            op_send_last: c8(0x02),
-            op_send_last_imm: c8(0x03),
-            op_send_only: c8(0x04),
-            op_send_only_imm: c8(0x05),
-            op_write_first: c8(0x06),
-            op_write_middle: c8(0x07),
-            op_write_last: c8(0x08),
-            op_write_last_imm: c8(0x09),
-            op_write_only: c8(0x0A),
-            op_write_only_imm: c8(0x0B),
-            op_read: c8(0x0C),
-            op_cmp_swap: c8(0x13),
-            op_fetch_add: c8(0x14),
-            op_send_last_inv: c8(0x16),
-            op_send_only_inv: c8(0x17),
+            op_send_first: op(Opcode::SendFirst),
+            op_send_middle: op(Opcode::SendMiddle),
+            op_send_last: op(Opcode::SendLast),
+            op_send_last_imm: op(Opcode::SendLastWithImmediate),
+            op_send_only: op(Opcode::SendOnly),
+            op_send_only_imm: op(Opcode::SendOnlyWithImmediate),
+            op_write_first: op(Opcode::RdmaWriteFirst),
+            op_write_middle: op(Opcode::RdmaWriteMiddle),
+            op_write_last: op(Opcode::RdmaWriteLast),
+            op_write_last_imm: op(Opcode::RdmaWriteLastWithImmediate),
+            op_write_only: op(Opcode::RdmaWriteOnly),
+            op_write_only_imm: op(Opcode::RdmaWriteOnlyWithImmediate),
+            op_read: op(Opcode::RdmaReadRequest),
+            op_cmp_swap: op(Opcode::CompareSwap),
+            op_fetch_add: op(Opcode::FetchAdd),
+            op_send_last_inv: op(Opcode::SendLastWithInvalidate),
+            op_send_only_inv: op(Opcode::SendOnlyWithInvalidate),
             st_rtr: Constant::new(2u64.to_bits()),
             st_rts: Constant::new(3u64.to_bits()),
             st_sqd: Constant::new(4u64.to_bits()),
-            mtu_256: Constant::new(1u64.to_bits()),
-            mtu_512: Constant::new(2u64.to_bits()),
-            mtu_1024: Constant::new(3u64.to_bits()),
-            mtu_2048: Constant::new(4u64.to_bits()),
-            mtu_4096: Constant::new(5u64.to_bits()),
+            mtu_256: Constant::new((Mtu::Mtu256 as u64).to_bits()),
+            mtu_512: Constant::new((Mtu::Mtu512 as u64).to_bits()),
+            mtu_1024: Constant::new((Mtu::Mtu1024 as u64).to_bits()),
+            mtu_2048: Constant::new((Mtu::Mtu2048 as u64).to_bits()),
+            mtu_4096: Constant::new((Mtu::Mtu4096 as u64).to_bits()),
             b256: Constant::new(256u64.to_bits()),
             b512: Constant::new(512u64.to_bits()),
             b1024: Constant::new(1024u64.to_bits()),

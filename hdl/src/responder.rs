@@ -145,7 +145,8 @@ use crate::resp_check::{
 };
 use crate::wqe_fetch::RingFetch;
 use crate::zext::ZeroExt;
-use rocenic_proto::abi::verbs::{QpState, WcStatus};
+use rocenic_proto::abi::verbs::{Mtu, QpState, WcOpcode, WcStatus};
+use rocenic_proto::wire::Opcode;
 
 crate::unpack_fields!(
     /// The create-time fields the responder reads.
@@ -1014,13 +1015,13 @@ impl<const QA: usize> Default for Responder<QA> {
             k_syn_nak_inv: Constant::new(0x61u64.to_bits()),
             k_syn_nak_acc: Constant::new(0x62u64.to_bits()),
             k_syn_nak_op: Constant::new(0x63u64.to_bits()),
-            k_op_ack: Constant::new(0x11u64.to_bits()),
-            k_op_cmp_swap: Constant::new(0x13u64.to_bits()),
-            k_wc_recv: Constant::new(128u64.to_bits()),
-            k_wc_recv_imm: Constant::new(129u64.to_bits()),
-            k_st_success: Constant::new(0u64.to_bits()),
-            k_st_loc_len: Constant::new(1u64.to_bits()),
-            k_st_loc_prot: Constant::new(4u64.to_bits()),
+            k_op_ack: Constant::new(u64::from(u8::from(Opcode::Acknowledge)).to_bits()),
+            k_op_cmp_swap: Constant::new(u64::from(u8::from(Opcode::CompareSwap)).to_bits()),
+            k_wc_recv: Constant::new(u64::from(WcOpcode::Recv.code()).to_bits()),
+            k_wc_recv_imm: Constant::new(u64::from(WcOpcode::RecvRdmaWithImm.code()).to_bits()),
+            k_st_success: Constant::new(u64::from(WcStatus::Success.code()).to_bits()),
+            k_st_loc_len: Constant::new(u64::from(WcStatus::LocLenErr.code()).to_bits()),
+            k_st_loc_prot: Constant::new(u64::from(WcStatus::LocProtErr.code()).to_bits()),
             k_flag_imm: Constant::new(2u64.to_bits()),
             k_flag_inv: Constant::new(8u64.to_bits()),
             k_need_local_write: Constant::new(1u64.to_bits()),
@@ -1038,10 +1039,10 @@ impl<const QA: usize> Default for Responder<QA> {
             k_zero64: Constant::new(0u64.to_bits()),
             k_eight32: Constant::new(8u64.to_bits()),
             k_one3: Constant::new(1u64.to_bits()),
-            k_mtu512: Constant::new(2u64.to_bits()),
-            k_mtu1024: Constant::new(3u64.to_bits()),
-            k_mtu2048: Constant::new(4u64.to_bits()),
-            k_mtu4096: Constant::new(5u64.to_bits()),
+            k_mtu512: Constant::new((Mtu::Mtu512 as u64).to_bits()),
+            k_mtu1024: Constant::new((Mtu::Mtu1024 as u64).to_bits()),
+            k_mtu2048: Constant::new((Mtu::Mtu2048 as u64).to_bits()),
+            k_mtu4096: Constant::new((Mtu::Mtu4096 as u64).to_bits()),
             k_sh8: Constant::new(8u64.to_bits()),
             k_sh9: Constant::new(9u64.to_bits()),
             k_sh10: Constant::new(10u64.to_bits()),

@@ -1,14 +1,19 @@
-//! The host ABI's codes come from `rocenic_proto`, never retyped in the RTL: a constant
-//! named for a WR or WC opcode, a WC status, a QP state or a path MTU is set from proto's
-//! enums, not from a bare number (the WQE and CQE offsets are held by compile-time
+//! The host ABI's and the wire's codes come from `rocenic_proto`, never retyped in the RTL:
+//! a constant named for a WR or WC opcode, a WC status, a QP state, a path MTU, a BTH
+//! opcode, an AETH syndrome kind or a NAK code is set from proto's enums, not from a bare
+//! number (the WQE and CQE offsets are held by compile-time
 //! assertions in `wqe_fetch.rs` and taken from `proto::abi::cqe::field` in `cqe_beat.rs`).
 
 use std::path::Path;
 
-/// Names of `Constant` fields that carry an ABI code.
-const ABI_NAMES: [&str; 7] = [
-    "k_op_", "k_wc_", "k_st_", "k_mtu", "k_rts", "k_sqd", "k_qps_",
+/// Names of `Constant` fields that carry an ABI or wire code: WR/WC opcodes, WC statuses,
+/// path MTUs, QP states, BTH opcodes, AETH syndrome kinds and NAK codes.
+const ABI_NAMES: [&str; 11] = [
+    "k_op_", "k_wc_", "k_st_", "k_mtu", "k_rts", "k_sqd", "k_qps_", "op_", "syn_", "nak_", "mtu_",
 ];
+
+/// The ways a `Constant` is built from a value in `hdl/src`.
+const CONSTRUCTORS: [&str; 3] = ["k(", "c8(", "Constant::new("];
 
 fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -34,12 +39,15 @@ fn abi_codes_come_from_proto() {
         let text = std::fs::read_to_string(f).unwrap();
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
-            let Some((name, value)) = t.split_once(": k(") else {
+            let Some((name, value)) = t.split_once(": ") else {
                 continue;
             };
-            if ABI_NAMES.iter().any(|n| name.starts_with(n))
-                && value.starts_with(|c: char| c.is_ascii_digit())
-            {
+            let literal = CONSTRUCTORS.iter().any(|c| {
+                value
+                    .strip_prefix(c)
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ABI_NAMES.iter().any(|n| name.starts_with(n)) && literal {
                 bad.push(format!("{}:{}: {t}", f.display(), i + 1));
             }
         }
