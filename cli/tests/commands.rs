@@ -1,20 +1,7 @@
 //! `rocenic perf -a` with `--plot`, and `rocenic stats`, in process on the model backend.
 
-use clap::Parser;
-use rocenic_cli::{run, Cli};
-
-fn rocenic(args: &[&str]) -> anyhow::Result<String> {
-    let cli = Cli::try_parse_from(std::iter::once("rocenic").chain(args.iter().copied()))?;
-    let mut out = Vec::new();
-    run(cli, &mut out)?;
-    Ok(String::from_utf8(out)?)
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocenic-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+mod common;
+use common::{rocenic, tmp};
 
 const SWEEP: &[&str] = &["perf", "write", "-a", "--max-size", "64", "-n", "4"];
 

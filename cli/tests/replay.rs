@@ -1,27 +1,15 @@
 //! `rocenic replay` on the model backend: a capture of our own `rocenic perf` replayed with
 //! the set-up read from it, and a capture built here with one frame mutated per case.
 
-use clap::Parser;
 use rocenic_cli::replay::{replay, ReplayArgs};
-use rocenic_cli::{run, Cli};
 use rocenic_proto::wire::{
     BthRepr, EtherType, EthernetAddress, EthernetRepr, ExtHeaders, IpProtocol, Ipv4Address,
     Ipv4Repr, Opcode, Psn, RethRepr, RoceRepr,
 };
 use rocenic_sim::pcap::PcapTap;
 
-fn rocenic(args: &[&str]) -> anyhow::Result<String> {
-    let cli = Cli::try_parse_from(std::iter::once("rocenic").chain(args.iter().copied()))?;
-    let mut out = Vec::new();
-    run(cli, &mut out)?;
-    Ok(String::from_utf8(out)?)
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocenic-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+mod common;
+use common::{rocenic, tmp};
 
 const QPN: u32 = 0x11;
 const PEER_QPN: u32 = 0x22;
