@@ -20,7 +20,8 @@
 //! - [`rtl`]: Verilated RTL: builds Verilog with Verilator at run time (cached) and drives
 //!   it through a safe [`rtl::VerilatedModel`]. A Verilated RTL device plugs into [`World`]
 //!   as any other [`Device`]: [`rtl_device::RtlDevice`] adapts a Verilated engine with the
-//!   top port contract (register port, DMA streams with the timing of [`dma`], MAC).
+//!   top port contract (register port, DMA streams with the timing of [`dma`], MAC), whose
+//!   ports are listed once in [`top_ports`].
 //!
 //! `unsafe` is denied everywhere except `rtl::ffi`, the FFI to the Verilated libraries.
 #![deny(unsafe_code)]
@@ -33,6 +34,7 @@ pub mod link;
 pub mod pcap;
 pub mod rtl;
 pub mod rtl_device;
+pub mod top_ports;
 pub mod udp_wire;
 pub mod world;
 

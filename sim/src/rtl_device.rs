@@ -3,8 +3,9 @@
 //! [`DmaPort`] of each [`DeviceIo`]), same links, faults and pcap taps.
 //!
 //! The Verilog must have the engine's top ports as fixed in `docs/rtl-architecture.md`
-//! ("The engine's top-level ports"): [`TOP_PORTS`] is that list, checked when the device
-//! is made. The adapter plays the host side of every port:
+//! ("The engine's top-level ports"): [`TOP_PORTS`] ([`crate::top_ports`]) is that list,
+//! checked when the device is made, and the adapter's port handles are made from it. The
+//! adapter plays the host side of every port:
 //!
 //! - **BAR0 register port.** [`Device::bar_write`] queues a posted write; queued accesses
 //!   are presented one at a time in later cycles and leave the queue when `reg_ready` is
@@ -70,6 +71,8 @@ use crate::dma::{DmaChannels, DmaConfig};
 use crate::rtl::{
     ModelBuilder, Port, PortDir, PortInfo, RtlError, TraceFormat, VerilatedLib, VerilatedModel,
 };
+use crate::top_ports::TopHandles;
+pub use crate::top_ports::{TopPort, TOP_PORTS};
 
 /// Bytes per beat of the 512-bit streams.
 pub const BEAT_BYTES: usize = 64;
@@ -85,52 +88,6 @@ pub const CONTRACT: &str =
 pub const BAR0_SIZE: u32 = 1 << 17;
 /// Errors kept by [`RtlDevice::errors`]; later ones are only counted.
 pub const MAX_KEPT_ERRORS: usize = 1024;
-
-/// The engine's top-level ports: name, direction, width (`docs/rtl-architecture.md`).
-pub const TOP_PORTS: &[(&str, PortDir, u32)] = &[
-    ("clock", PortDir::Input, 1),
-    ("reset", PortDir::Input, 1),
-    ("reg_valid", PortDir::Input, 1),
-    ("reg_ready", PortDir::Output, 1),
-    ("reg_write", PortDir::Input, 1),
-    ("reg_addr", PortDir::Input, 17),
-    ("reg_wdata", PortDir::Input, 32),
-    ("reg_rdata_valid", PortDir::Output, 1),
-    ("reg_rdata", PortDir::Output, 32),
-    ("dma_rd_req_valid", PortDir::Output, 1),
-    ("dma_rd_req_ready", PortDir::Input, 1),
-    ("dma_rd_req_addr", PortDir::Output, 64),
-    ("dma_rd_req_len", PortDir::Output, 16),
-    ("dma_rd_req_tag", PortDir::Output, 8),
-    ("dma_rd_resp_valid", PortDir::Input, 1),
-    ("dma_rd_resp_ready", PortDir::Output, 1),
-    ("dma_rd_resp_data", PortDir::Input, 512),
-    ("dma_rd_resp_tag", PortDir::Input, 8),
-    ("dma_rd_resp_last", PortDir::Input, 1),
-    ("dma_rd_resp_err", PortDir::Input, 1),
-    ("dma_wr_req_valid", PortDir::Output, 1),
-    ("dma_wr_req_ready", PortDir::Input, 1),
-    ("dma_wr_req_addr", PortDir::Output, 64),
-    ("dma_wr_req_len", PortDir::Output, 16),
-    ("dma_wr_data_valid", PortDir::Output, 1),
-    ("dma_wr_data_ready", PortDir::Input, 1),
-    ("dma_wr_data", PortDir::Output, 512),
-    ("dma_wr_data_keep", PortDir::Output, 64),
-    ("dma_wr_data_last", PortDir::Output, 1),
-    ("dma_wr_status_valid", PortDir::Input, 1),
-    ("dma_wr_status_err", PortDir::Input, 1),
-    ("mac_tx_tdata", PortDir::Output, 512),
-    ("mac_tx_tkeep", PortDir::Output, 64),
-    ("mac_tx_tlast", PortDir::Output, 1),
-    ("mac_tx_tvalid", PortDir::Output, 1),
-    ("mac_tx_tready", PortDir::Input, 1),
-    ("mac_rx_tdata", PortDir::Input, 512),
-    ("mac_rx_tkeep", PortDir::Input, 64),
-    ("mac_rx_tlast", PortDir::Input, 1),
-    ("mac_rx_tvalid", PortDir::Input, 1),
-    ("mac_rx_tuser", PortDir::Input, 1),
-    ("mac_rx_pause", PortDir::Output, 1),
-];
 
 /// When the adapter holds `mac_tx_tready` high.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -359,56 +316,12 @@ pub struct RtlDeviceStats {
     pub errors: u64,
 }
 
-/// Port handles, looked up once.
-#[derive(Debug, Clone, Copy)]
-struct Ports {
-    clock: Port,
-    reset: Port,
-    reg_valid: Port,
-    reg_ready: Port,
-    reg_write: Port,
-    reg_addr: Port,
-    reg_wdata: Port,
-    reg_rdata_valid: Port,
-    reg_rdata: Port,
-    rd_req_valid: Port,
-    rd_req_ready: Port,
-    rd_req_addr: Port,
-    rd_req_len: Port,
-    rd_req_tag: Port,
-    rd_resp_valid: Port,
-    rd_resp_ready: Port,
-    rd_resp_data: Port,
-    rd_resp_tag: Port,
-    rd_resp_last: Port,
-    rd_resp_err: Port,
-    wr_req_valid: Port,
-    wr_req_ready: Port,
-    wr_req_addr: Port,
-    wr_req_len: Port,
-    wr_data_valid: Port,
-    wr_data_ready: Port,
-    wr_data: Port,
-    wr_data_keep: Port,
-    wr_data_last: Port,
-    wr_status_valid: Port,
-    wr_status_err: Port,
-    tx_tdata: Port,
-    tx_tkeep: Port,
-    tx_tlast: Port,
-    tx_tvalid: Port,
-    tx_tready: Port,
-    rx_tdata: Port,
-    rx_tkeep: Port,
-    rx_tlast: Port,
-    rx_tvalid: Port,
-    rx_tuser: Port,
-    rx_pause: Port,
-}
-
 /// Checks a port list against [`TOP_PORTS`].
 pub fn check_ports(ports: &[PortInfo]) -> Result<(), RtlDeviceError> {
-    for &(name, dir, width) in TOP_PORTS {
+    for &TopPort {
+        name, dir, width, ..
+    } in TOP_PORTS
+    {
         let Some(p) = ports.iter().find(|p| p.name == name) else {
             return Err(RtlDeviceError::MissingPort {
                 port: name,
@@ -429,62 +342,11 @@ pub fn check_ports(ports: &[PortInfo]) -> Result<(), RtlDeviceError> {
     // Extra outputs (debug probes) are harmless; an extra input would float.
     if let Some(p) = ports
         .iter()
-        .find(|p| p.dir.is_writable() && !TOP_PORTS.iter().any(|&(n, _, _)| n == p.name))
+        .find(|p| p.dir.is_writable() && !TOP_PORTS.iter().any(|t| t.name == p.name))
     {
         return Err(RtlDeviceError::ExtraInput(p.name.clone()));
     }
     Ok(())
-}
-
-impl Ports {
-    fn lookup(m: &VerilatedModel) -> Result<Ports, RtlDeviceError> {
-        check_ports(m.ports())?;
-        let p = |n: &str| m.port(n);
-        Ok(Ports {
-            clock: p("clock")?,
-            reset: p("reset")?,
-            reg_valid: p("reg_valid")?,
-            reg_ready: p("reg_ready")?,
-            reg_write: p("reg_write")?,
-            reg_addr: p("reg_addr")?,
-            reg_wdata: p("reg_wdata")?,
-            reg_rdata_valid: p("reg_rdata_valid")?,
-            reg_rdata: p("reg_rdata")?,
-            rd_req_valid: p("dma_rd_req_valid")?,
-            rd_req_ready: p("dma_rd_req_ready")?,
-            rd_req_addr: p("dma_rd_req_addr")?,
-            rd_req_len: p("dma_rd_req_len")?,
-            rd_req_tag: p("dma_rd_req_tag")?,
-            rd_resp_valid: p("dma_rd_resp_valid")?,
-            rd_resp_ready: p("dma_rd_resp_ready")?,
-            rd_resp_data: p("dma_rd_resp_data")?,
-            rd_resp_tag: p("dma_rd_resp_tag")?,
-            rd_resp_last: p("dma_rd_resp_last")?,
-            rd_resp_err: p("dma_rd_resp_err")?,
-            wr_req_valid: p("dma_wr_req_valid")?,
-            wr_req_ready: p("dma_wr_req_ready")?,
-            wr_req_addr: p("dma_wr_req_addr")?,
-            wr_req_len: p("dma_wr_req_len")?,
-            wr_data_valid: p("dma_wr_data_valid")?,
-            wr_data_ready: p("dma_wr_data_ready")?,
-            wr_data: p("dma_wr_data")?,
-            wr_data_keep: p("dma_wr_data_keep")?,
-            wr_data_last: p("dma_wr_data_last")?,
-            wr_status_valid: p("dma_wr_status_valid")?,
-            wr_status_err: p("dma_wr_status_err")?,
-            tx_tdata: p("mac_tx_tdata")?,
-            tx_tkeep: p("mac_tx_tkeep")?,
-            tx_tlast: p("mac_tx_tlast")?,
-            tx_tvalid: p("mac_tx_tvalid")?,
-            tx_tready: p("mac_tx_tready")?,
-            rx_tdata: p("mac_rx_tdata")?,
-            rx_tkeep: p("mac_rx_tkeep")?,
-            rx_tlast: p("mac_rx_tlast")?,
-            rx_tvalid: p("mac_rx_tvalid")?,
-            rx_tuser: p("mac_rx_tuser")?,
-            rx_pause: p("mac_rx_pause")?,
-        })
-    }
 }
 
 /// One BAR access waiting for the register port.
@@ -552,7 +414,7 @@ struct Chunk {
 /// A Verilated engine behind the [`Device`] trait (see the module documentation).
 pub struct RtlDevice {
     model: VerilatedModel,
-    p: Ports,
+    p: TopHandles,
     cfg: RtlDeviceConfig,
     chan: DmaChannels,
     /// All cycles clocked (reset, world, bar_read): the trace time base and TX pattern.
@@ -619,7 +481,8 @@ impl RtlDevice {
         cfg: RtlDeviceConfig,
     ) -> Result<Self, RtlDeviceError> {
         cfg.validate()?;
-        let p = Ports::lookup(&model)?;
+        check_ports(model.ports())?;
+        let p = TopHandles::lookup(&model)?;
         if let Some(path) = &cfg.trace {
             model.trace_to(path)?;
         }
@@ -664,9 +527,9 @@ impl RtlDevice {
 
     fn reset(&mut self) -> Result<(), RtlError> {
         // Every input starts at zero; only reset is high.
-        for &(name, dir, _) in TOP_PORTS {
-            if dir == PortDir::Input {
-                let port = self.model.port(name)?;
+        for t in TOP_PORTS {
+            if t.dir == PortDir::Input {
+                let port = self.model.port(t.name)?;
                 if self.model.port_info(port)?.width > 64 {
                     self.model.set_wide(port, &[0; BEAT_WORDS])?;
                 } else {
@@ -781,7 +644,7 @@ impl RtlDevice {
     /// `mac_rx_pause` as the last clock edge left it (a read error counts as no pause: the
     /// failure is recorded by the next cycle's port access).
     fn pause_requested(&self) -> bool {
-        self.model.get(self.p.rx_pause).is_ok_and(|v| v == 1)
+        self.model.get(self.p.mac_rx_pause).is_ok_and(|v| v == 1)
     }
 
     fn tx_ready_now(&self) -> bool {
@@ -972,41 +835,41 @@ impl RtlDevice {
                         }
                     };
                     let tag = e.tag;
-                    self.model.set_wide(p.rd_resp_data, &self.words)?;
-                    self.put(p.rd_resp_tag, u64::from(tag))?;
-                    self.put(p.rd_resp_last, u64::from(last))?;
-                    self.put(p.rd_resp_err, u64::from(err))?;
+                    self.model.set_wide(p.dma_rd_resp_data, &self.words)?;
+                    self.put(p.dma_rd_resp_tag, u64::from(tag))?;
+                    self.put(p.dma_rd_resp_last, u64::from(last))?;
+                    self.put(p.dma_rd_resp_err, u64::from(err))?;
                     self.rd_driven = Some((self.rd_head_serial, i));
                 }
             }
         }
-        self.put(p.rd_resp_valid, u64::from(resp_valid))?;
+        self.put(p.dma_rd_resp_valid, u64::from(resp_valid))?;
 
         let status = self
             .wr_done
             .front()
             .filter(|w| w.job.is_none() && w.due <= now)
             .map(|w| w.err);
-        self.put(p.wr_status_valid, u64::from(status.is_some()))?;
-        self.put(p.wr_status_err, u64::from(status == Some(true)))?;
+        self.put(p.dma_wr_status_valid, u64::from(status.is_some()))?;
+        self.put(p.dma_wr_status_err, u64::from(status == Some(true)))?;
 
         let outstanding = self.rd_q.len();
         self.put(
-            p.rd_req_ready,
+            p.dma_rd_req_ready,
             u64::from(outstanding < self.cfg.max_outstanding_reads),
         )?;
         let writes_open = self.wr_reqs.len() + self.wr_done.len();
         self.put(
-            p.wr_req_ready,
+            p.dma_wr_req_ready,
             u64::from(writes_open < self.cfg.max_outstanding_writes),
         )?;
         let bpc = self.cfg.dma.bytes_per_cycle;
         // Byte-credit pacing: a beat may start while the channel frees up during `now`.
         let data_ready = self.wr_free < (now + 1) * bpc
             && self.wr_chunks.len() < self.cfg.max_outstanding_writes;
-        self.put(p.wr_data_ready, u64::from(data_ready))?;
+        self.put(p.dma_wr_data_ready, u64::from(data_ready))?;
         let tx_ready = self.tx_ready_now();
-        self.put(p.tx_tready, u64::from(tx_ready))?;
+        self.put(p.mac_tx_tready, u64::from(tx_ready))?;
 
         let mut rx_last = false;
         match &self.rx_cur {
@@ -1021,13 +884,13 @@ impl RtlDevice {
                 } else {
                     (1u64 << n) - 1
                 };
-                self.model.set_wide(p.rx_tdata, &self.words)?;
-                self.put(p.rx_tkeep, keep)?;
-                self.put(p.rx_tlast, u64::from(rx_last))?;
-                self.put(p.rx_tuser, 0)?;
-                self.put(p.rx_tvalid, 1)?;
+                self.model.set_wide(p.mac_rx_tdata, &self.words)?;
+                self.put(p.mac_rx_tkeep, keep)?;
+                self.put(p.mac_rx_tlast, u64::from(rx_last))?;
+                self.put(p.mac_rx_tuser, 0)?;
+                self.put(p.mac_rx_tvalid, 1)?;
             }
-            None => self.put(p.rx_tvalid, 0)?,
+            None => self.put(p.mac_rx_tvalid, 0)?,
         }
 
         // ---- settle and sample the cycle's handshakes ----
@@ -1051,10 +914,11 @@ impl RtlDevice {
             }
         }
 
-        if outstanding < self.cfg.max_outstanding_reads && self.model.get(p.rd_req_valid)? == 1 {
-            let addr = self.model.get(p.rd_req_addr)?;
-            let len = self.model.get(p.rd_req_len)? as usize;
-            let tag = self.model.get(p.rd_req_tag)? as u8;
+        if outstanding < self.cfg.max_outstanding_reads && self.model.get(p.dma_rd_req_valid)? == 1
+        {
+            let addr = self.model.get(p.dma_rd_req_addr)?;
+            let len = self.model.get(p.dma_rd_req_len)? as usize;
+            let tag = self.model.get(p.dma_rd_req_tag)? as u8;
             self.stats.dma_reads += 1;
             if len == 0 || len > MAX_DMA_LEN {
                 self.protocol(format!(
@@ -1085,7 +949,7 @@ impl RtlDevice {
                 self.stats.max_reads_outstanding.max(self.rd_q.len() as u64);
         }
 
-        if resp_valid && self.model.get(p.rd_resp_ready)? == 1 {
+        if resp_valid && self.model.get(p.dma_rd_resp_ready)? == 1 {
             self.stats.dma_read_beats += 1;
             let e = self.rd_q.front_mut().unwrap();
             if e.next_beat == 0 {
@@ -1099,15 +963,16 @@ impl RtlDevice {
             }
         }
 
-        if writes_open < self.cfg.max_outstanding_writes && self.model.get(p.wr_req_valid)? == 1 {
-            let addr = self.model.get(p.wr_req_addr)?;
-            let len = self.model.get(p.wr_req_len)? as usize;
+        if writes_open < self.cfg.max_outstanding_writes && self.model.get(p.dma_wr_req_valid)? == 1
+        {
+            let addr = self.model.get(p.dma_wr_req_addr)?;
+            let len = self.model.get(p.dma_wr_req_len)? as usize;
             self.wr_reqs.push_back((addr, len));
         }
-        if data_ready && self.model.get(p.wr_data_valid)? == 1 {
-            self.model.get_wide_into(p.wr_data, &mut self.words)?;
-            let keep = self.model.get(p.wr_data_keep)?;
-            let last = self.model.get(p.wr_data_last)? == 1;
+        if data_ready && self.model.get(p.dma_wr_data_valid)? == 1 {
+            self.model.get_wide_into(p.dma_wr_data, &mut self.words)?;
+            let keep = self.model.get(p.dma_wr_data_keep)?;
+            let last = self.model.get(p.dma_wr_data_last)? == 1;
             let bytes = unpack(&self.words);
             self.wr_cur.data.extend_from_slice(&bytes);
             self.wr_cur
@@ -1130,10 +995,10 @@ impl RtlDevice {
             }
         }
 
-        if tx_ready && self.model.get(p.tx_tvalid)? == 1 {
-            self.model.get_wide_into(p.tx_tdata, &mut self.words)?;
-            let keep = self.model.get(p.tx_tkeep)?;
-            let last = self.model.get(p.tx_tlast)? == 1;
+        if tx_ready && self.model.get(p.mac_tx_tvalid)? == 1 {
+            self.model.get_wide_into(p.mac_tx_tdata, &mut self.words)?;
+            let keep = self.model.get(p.mac_tx_tkeep)?;
+            let last = self.model.get(p.mac_tx_tlast)? == 1;
             self.stats.tx_beats += 1;
             let n = keep.trailing_ones() as usize;
             let contiguous = keep == if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
