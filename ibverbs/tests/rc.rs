@@ -9,41 +9,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// `target/release` (or `debug`): where cargo put `libibverbs.so`.
-fn lib_dir() -> PathBuf {
+/// `libibverbs.so` as cargo built it for this test. The library is also an rlib, so cargo
+/// builds it (both crate types in one rustc run, with this test's features) before this
+/// test, every time; the shared library lands beside the test binary in `deps/`.
+fn lib_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
-}
-
-/// Builds the shared library: `cargo test` builds a package's tests, not its `cdylib`.
-/// Cargo holds its build lock only while it builds, so this nested build runs once the
-/// test binaries are built (and is a no-op when the library is up to date).
-fn build_lib() {
-    static BUILT: std::sync::Once = std::sync::Once::new();
-    BUILT.call_once(|| {
-        let dir = lib_dir();
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "rocenic-ibverbs", "--lib"]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        if let Some(target) = dir.parent() {
-            cmd.arg("--target-dir").arg(target);
-        }
-        let out = cmd.output().expect("running cargo");
-        assert!(
-            out.status.success(),
-            "cargo build -p rocenic-ibverbs failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
+    let lib = exe.parent().unwrap().join("libibverbs.so");
+    assert!(
+        lib.exists(),
+        "{} is not built: run this test through `cargo test`",
+        lib.display()
+    );
+    lib
 }
 
 /// A directory holding `libibverbs.so.1`, our library under its soname.
 fn soname_dir() -> PathBuf {
-    build_lib();
-    let lib = lib_dir().join("libibverbs.so");
-    assert!(lib.exists(), "{} is not built", lib.display());
+    let lib = lib_path();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ibverbs-lib");
     std::fs::create_dir_all(&dir).unwrap();
     let link = dir.join("libibverbs.so.1");
@@ -144,8 +126,7 @@ fn rc_pingpong() -> PathBuf {
 
 #[test]
 fn every_verb_ibv_rc_pingpong_imports_is_exported_with_its_version() {
-    build_lib();
-    let ours = dynamic_symbols(&lib_dir().join("libibverbs.so"), false);
+    let ours = dynamic_symbols(&lib_path(), false);
     let imports = dynamic_symbols(&rc_pingpong(), true);
     assert!(imports.len() > 20, "objdump found only {imports:?}");
     let missing: Vec<_> = imports.into_iter().filter(|s| !ours.contains(s)).collect();
