@@ -58,3 +58,38 @@ fn the_rtl_engine_survives_fuzz_frames_beside_the_model() {
         "both NICs took the same frames"
     );
 }
+
+/// Frames from an address that is not the QP's peer (real requests and responses of the
+/// live traffic, re-addressed) are dropped and counted as unknown-QP drops by the model
+/// and the Verilated engine alike: none is executed, answered, acknowledged as a
+/// duplicate or counted otherwise, and the engine counts every one even when its RX
+/// port, responder and requester drop frames in the same cycle.
+#[test]
+fn frames_from_a_stranger_are_dropped_and_counted() {
+    for (backend, frames) in [("model", 2_000u64), ("rtl", 256)] {
+        let mut args = FuzzArgs::new(backend, frames, 3);
+        args.classes = vec!["stranger".into()];
+        let r = run_fuzz(&args).expect("the fuzz run");
+        eprintln!("{backend}: drops {:?}, problems {:?}", r.drops, r.problems);
+        assert_eq!(r.divergences, 0, "{backend}: {:?}", r.problems);
+        assert_eq!(
+            (r.hangs, r.stray_dma, r.liveness),
+            (0, 0, true),
+            "{backend}"
+        );
+        assert_eq!(
+            r.drops["unknown_qp_drops"], frames,
+            "{backend}: {:?}",
+            r.drops
+        );
+        for other in [
+            "duplicates",
+            "naks_sent",
+            "psn_seq_drops",
+            "malformed_drops",
+            "icrc_drops",
+        ] {
+            assert_eq!(r.drops[other], 0, "{backend}: {other} moved: {:?}", r.drops);
+        }
+    }
+}

@@ -32,6 +32,9 @@
 //! - `m_err_valid` (pulse), `m_err_qpn`, `m_err_psn`: the read or write was refused: no
 //!   ACK, nothing cached, memory as the IOMMU left it; the responder NAKs Remote
 //!   Operational Error and errors the QP (the model's `exec_atomic` error path).
+//! - `m_busy`: an atomic or replay is in the unit. The responder takes no request while
+//!   it is high, so an atomic's write-back lands before any later request of any QP
+//!   writes or reads host memory (the model executes each request at once, in order).
 //!
 //! # The cache
 //!
@@ -156,6 +159,9 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     pub m_err_valid: Signal<Out, Bit>,
     pub m_err_qpn: Signal<Out, Bits<Q>>,
     pub m_err_psn: Signal<Out, Bits<24>>,
+    /// An atomic or a replay is in this unit (from the cycle after its job was taken until
+    /// its ACK or error has gone): from a register, no path from the inputs.
+    pub m_busy: Signal<Out, Bit>,
 
     state: DFF<Bits<4>>,
     h_dst_mac: DFF<Bits<48>>,
@@ -305,6 +311,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             m_err_valid: Default::default(),
             m_err_qpn: Default::default(),
             m_err_psn: Default::default(),
+            m_busy: Default::default(),
             state: Default::default(),
             h_dst_mac: Default::default(),
             h_src_mac: Default::default(),
@@ -616,6 +623,7 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
 
         // ---- a refused read or write ----
         self.m_err_valid.next = self.state.q.val() == self.st_err.val();
+        self.m_busy.next = self.state.q.val() != self.st_idle.val();
         self.m_err_qpn.next = self.qpn.q.val();
         self.m_err_psn.next = self.psn.q.val();
         if self.state.q.val() == self.st_err.val() {

@@ -98,7 +98,8 @@
 //!   result writes); the requester's receive counters (`m_rx_cnt_code`) as the model's
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
 //!   `MalformedDrops`, `UnknownQpDrops`; `Retransmits` and `AckTimeouts` from the
-//!   requester's pulses. The pulses that name a QP also go to the per-QP counters
+//!   requester's pulses. A counter counted by several blocks takes their pulses through
+//!   an [`EventSum`], so two in one cycle count twice. The pulses that name a QP also go to the per-QP counters
 //!   (`QpCounters`, in `Control`; `TxFrames`/`TxBytes` with TxPath's `m_tx_qpn`, the
 //!   sending QP every TX record carries as `src_qp`); QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the
 //!   completion engine's CQE writes (both into `wr_q`'s client 0 through register slices).
@@ -128,6 +129,7 @@ use crate::control::Control;
 use crate::ctx_tables::*;
 use crate::dma_rd_mux::DmaReadMux;
 use crate::dma_wr_mux::DmaWriteMux;
+use crate::event_sum::EventSum;
 use crate::job_slice::JobSlice;
 use crate::mr_check::MrCheck;
 use crate::prelude::*;
@@ -314,6 +316,12 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// Our MAC, `{MAC_HI, MAC_LO}`.
     mac_cat: Cat<16, 32, 48>,
     incs: CounterIncs,
+    /// The counters more than one block counts: each source's pulses, none lost when two
+    /// coincide.
+    ev_malformed: EventSum,
+    ev_unknown_qp: EventSum,
+    ev_duplicates: EventSum,
+    ev_dma_faults: EventSum,
     /// A response's payload is passing to the requester (from the cycle after its header
     /// was taken until its last beat is taken).
     rsp_pay: DFF<Bit>,
@@ -352,7 +360,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_cnt_malformed: Constant<Bits<3>>,
     k_cnt_unknown_qp: Constant<Bits<3>>,
     /// MAC errors and RX buffer overflows, counted as malformed.
-    rx_other_drop: Signal<Local, Bit>,
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
     /// The TX frame's QP is 24 bits; the per-QP counters take its low `QA`.
     unused_tx_m_tx_qpn: Signal<Local, Bits<24>>,
@@ -396,7 +403,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_rx_m_hdr_fecn: Signal<Local, Bit>,
     unused_rx_m_hdr_becn: Signal<Local, Bit>,
     unused_rx_m_hdr_src_mac: Signal<Local, Bits<48>>,
-    unused_rx_m_hdr_src_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_dst_ip: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_udp_sport: Signal<Local, Bits<16>>,
     unused_rx_m_hdr_aeth_msn: Signal<Local, Bits<24>>,
@@ -518,6 +524,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             st_a_err: Default::default(),
             mac_cat: Default::default(),
             incs: Default::default(),
+            ev_malformed: Default::default(),
+            ev_unknown_qp: Default::default(),
+            ev_duplicates: Default::default(),
+            ev_dma_faults: Default::default(),
             rsp_pay: Default::default(),
             zero8: Constant::new(0u64.to_bits()),
             zero16: Constant::new(0u64.to_bits()),
@@ -563,7 +573,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_sk_wq_req_m_last: Default::default(),
             unused_sk_wq_req_m_err: Default::default(),
             unused_sk_wq_data_m_err: Default::default(),
-            rx_other_drop: Default::default(),
             unused_ctl_m_db_index: Default::default(),
             unused_tx_m_tx_qpn: Default::default(),
             unused_ctl_m_cq_db_cqn: Default::default(),
@@ -577,7 +586,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rx_m_hdr_fecn: Default::default(),
             unused_rx_m_hdr_becn: Default::default(),
             unused_rx_m_hdr_src_mac: Default::default(),
-            unused_rx_m_hdr_src_ip: Default::default(),
             unused_rx_m_hdr_dst_ip: Default::default(),
             unused_rx_m_hdr_udp_sport: Default::default(),
             unused_rx_m_hdr_aeth_msn: Default::default(),
@@ -733,9 +741,17 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             sk_wq_data,
             wr_c,
             sk_wc_req,
-            sk_wc_data
+            sk_wc_data,
+            ev_malformed,
+            ev_unknown_qp,
+            ev_duplicates,
+            ev_dma_faults
         );
         self.control.reset.next = self.reset.val();
+        self.ev_malformed.reset.next = self.reset.val();
+        self.ev_unknown_qp.reset.next = self.reset.val();
+        self.ev_duplicates.reset.next = self.reset.val();
+        self.ev_dma_faults.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
@@ -852,6 +868,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.req.s_rsp_has_atomic_ack.next = self.rx.m_hdr_has_atomic_ack_eth.val();
         self.req.s_rsp_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
         self.req.s_rsp_payload_len.next = self.rx.m_hdr_payload_len.val();
+        self.req.s_rsp_src_ip.next = self.rx.m_hdr_src_ip.val();
         self.req.s_rsp_pay_tdata.next = self.rx.m_payload_tdata.val();
         self.req.s_rsp_pay_tkeep.next = self.rx.m_payload_tkeep.val();
         self.req.s_rsp_pay_tlast.next = self.rx.m_payload_tlast.val();
@@ -872,6 +889,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.s_hdr_has_atomic_eth.next = self.rx.m_hdr_has_atomic_eth.val();
         self.resp.s_hdr_has_immdt.next = self.rx.m_hdr_has_immdt.val();
         self.resp.s_hdr_has_ieth.next = self.rx.m_hdr_has_ieth.val();
+        self.resp.s_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
         self.resp.s_payload_tdata.next = self.rx.m_payload_tdata.val();
         self.resp.s_payload_tkeep.next = self.rx.m_payload_tkeep.val();
         self.resp.s_payload_tlast.next = self.rx.m_payload_tlast.val();
@@ -887,7 +905,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_rx_m_hdr_fecn.next = self.rx.m_hdr_fecn.val();
         self.unused_rx_m_hdr_becn.next = self.rx.m_hdr_becn.val();
         self.unused_rx_m_hdr_src_mac.next = self.rx.m_hdr_src_mac.val();
-        self.unused_rx_m_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
         self.unused_rx_m_hdr_dst_ip.next = self.rx.m_hdr_dst_ip.val();
         self.unused_rx_m_hdr_udp_sport.next = self.rx.m_hdr_udp_sport.val();
         self.unused_rx_m_hdr_aeth_msn.next = self.rx.m_hdr_aeth_msn.val();
@@ -1077,6 +1094,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.js_atom.s_valid.next = self.ro.m_ajob_valid.val();
         self.ro.m_ajob_ready.next = self.js_atom.s_ready.val();
         self.atom.s_job_valid.next = self.js_atom.m_valid.val();
+        self.resp.s_atomic_busy.next = self.atom.m_busy.val();
         self.js_atom.m_ready.next = self.atom.s_job_ready.val();
         self.atom.s_job_dst_mac.next = self.resp.m_atomic_job_dst_mac.val();
         self.atom.s_job_src_mac.next = self.resp.m_atomic_job_src_mac.val();
@@ -1669,33 +1687,41 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.wr_b.s_status_err.next = self.dma_wr_status_err.val();
 
         // ---- counters ----
-        self.rx_other_drop.next = self.rx.m_drop_mac.val() | self.rx.m_drop_overflow.val();
         self.incs.rx_frames.next = self.rx.m_rx_frame.val();
         self.incs.rx_bytes.next = self.rx.m_rx_frame.val();
         self.incs.icrc_drops.next = self.rx.m_drop_icrc.val();
-        self.incs.malformed_drops.next = self.rx.m_drop_malformed.val()
-            | self.rx_other_drop.val()
-            | (self.req.m_rx_cnt_valid.val()
-                & (self.req.m_rx_cnt_code.val() == self.k_cnt_malformed.val()));
-        self.incs.unknown_qp_drops.next = self.rx.m_drop_ip.val()
-            | self.resp.m_cnt_unknown_qp_drops.val()
-            | (self.req.m_rx_cnt_valid.val()
-                & (self.req.m_rx_cnt_code.val() == self.k_cnt_unknown_qp.val()));
+        self.ev_malformed.a.next = self.rx.m_drop_malformed.val();
+        self.ev_malformed.b.next = self.rx.m_drop_mac.val();
+        self.ev_malformed.c.next = self.rx.m_drop_overflow.val();
+        self.ev_malformed.d.next = self.req.m_rx_cnt_valid.val()
+            & (self.req.m_rx_cnt_code.val() == self.k_cnt_malformed.val());
+        self.incs.malformed_drops.next = self.ev_malformed.y.val();
+        self.ev_unknown_qp.a.next = self.rx.m_drop_ip.val();
+        self.ev_unknown_qp.b.next = self.resp.m_cnt_unknown_qp_drops.val();
+        self.ev_unknown_qp.c.next = self.req.m_rx_cnt_valid.val()
+            & (self.req.m_rx_cnt_code.val() == self.k_cnt_unknown_qp.val());
+        self.ev_unknown_qp.d.next = false;
+        self.incs.unknown_qp_drops.next = self.ev_unknown_qp.y.val();
         self.incs.naks_received.next =
             self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_nak.val());
         self.incs.rnr_naks_received.next =
             self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_rnr.val());
         self.incs.tx_frames.next = self.tx.m_tx_frame.val();
         self.incs.tx_bytes.next = self.tx.m_tx_frame.val();
-        self.incs.duplicates.next = self.resp.m_cnt_duplicates.val()
-            | (self.req.m_rx_cnt_valid.val()
-                & (self.req.m_rx_cnt_code.val() == self.k_cnt_dup.val()));
+        self.ev_duplicates.a.next = self.resp.m_cnt_duplicates.val();
+        self.ev_duplicates.b.next =
+            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_dup.val());
+        self.ev_duplicates.c.next = false;
+        self.ev_duplicates.d.next = false;
+        self.incs.duplicates.next = self.ev_duplicates.y.val();
         self.incs.psn_seq_drops.next = self.resp.m_cnt_psn_seq_drops.val();
         self.incs.naks_sent.next = self.resp.m_cnt_naks_sent.val();
         self.incs.rnr_naks_sent.next = self.resp.m_cnt_rnr_naks_sent.val();
-        self.incs.dma_faults.next = self.resp.m_cnt_dma_faults.val()
-            | self.cpl.m_dma_fault.val()
-            | self.req.m_cnt_dma_faults.val();
+        self.ev_dma_faults.a.next = self.resp.m_cnt_dma_faults.val();
+        self.ev_dma_faults.b.next = self.cpl.m_dma_fault.val();
+        self.ev_dma_faults.c.next = self.req.m_cnt_dma_faults.val();
+        self.ev_dma_faults.d.next = false;
+        self.incs.dma_faults.next = self.ev_dma_faults.y.val();
         self.control.s_qc_req_qpn.next = self.req.m_cnt_qpn.val();
         self.control.s_qc_req_dma_faults.next = self.req.m_cnt_dma_faults.val();
         self.control.s_qc_req_ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();

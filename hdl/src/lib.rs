@@ -122,6 +122,7 @@ pub mod ctx_tables;
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
 pub mod engine;
+pub mod event_sum;
 pub mod gates;
 pub mod gf2;
 pub mod gf2_step;

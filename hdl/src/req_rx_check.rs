@@ -29,7 +29,9 @@
 //!   op a second exhausted retry fails);
 //! - the first unfinished READ/atomic (`rl`): the response PSN it expects (the window
 //!   never passes it) and its fields for the response checks;
-//! - the first unfinished op holding `psn` (`hold`): the op an error NAK fails.
+//! - the first unfinished op holding `psn` (`hold`): the op an error NAK fails (unless
+//!   the `rl` op waits for a PSN before the NAK's: its response was lost, and going back
+//!   to it is all the NAK does).
 //!
 //! The decision then follows the model step by step (acknowledge, go back for a lost
 //! response, then the NAK / RNR / response rule; see `on_response`). One assumption the
@@ -297,6 +299,7 @@ pub struct ReqRxCheck {
     rnr_fail: Signal<Local, Bit>,
     rnr_ok: Signal<Local, Bit>,
     nak_err: Signal<Local, Bit>,
+    rl_before: Signal<Local, Bit>,
     nak_status: Signal<Local, Bits<5>>,
     rd_last: Signal<Local, Bit>,
     shape_ok: Signal<Local, Bit>,
@@ -520,6 +523,7 @@ impl Default for ReqRxCheck {
             rnr_fail: Default::default(),
             rnr_ok: Default::default(),
             nak_err: Default::default(),
+            rl_before: Default::default(),
             nak_status: Default::default(),
             rd_last: Default::default(),
             shape_ok: Default::default(),
@@ -742,11 +746,18 @@ impl Logic for ReqRxCheck {
             & (self.s_rnr_retry.val() != self.seven3.val())
             & (self.rnr1.val() == self.zero3.val());
         self.rnr_ok.next = self.rnr_go.val() & !self.rnr_fail.val();
-        // Error NAKs fail the op holding the PSN.
+        // Error NAKs fail the op holding the PSN, unless a READ/atomic before it still
+        // waits for its response (its PSN, `rl_wait`, before the NAK's) and stage A did
+        // not fail it: then stage A's go-back to it is all the NAK does.
+        self.rl_before.next = self.rl_found.q.val()
+            & (self.d_rl.val() != self.zero24.val())
+            & !self.rl_dup.val()
+            & !self.fail_a.val();
         self.nak_err.next = self.t_nak.val()
             & self.in_win.val()
             & (self.nak_code.val() != self.nak_seq.val())
-            & self.hold_found.q.val();
+            & self.hold_found.q.val()
+            & !self.rl_before.val();
         if (self.nak_code.val() == self.nak_inv.val())
             | (self.nak_code.val() == self.nak_inv_rd.val())
         {
@@ -1385,6 +1396,23 @@ mod tests {
             resp(Opcode::Acknowledge, 12, Some(0x62), 0),
         );
         assert!(d.fails[0].is_some() && d.fails[1].is_some(), "{d:?}");
+        // A NAK (invalid request) naming the WRITE behind a READ whose response was lost:
+        // back to the READ, the timer armed, nothing fails (the NAK comes again after
+        // the READ, or the retries run out).
+        let d = run(
+            ops.clone(),
+            state(10, 13, 3),
+            resp(Opcode::Acknowledge, 12, Some(0x61), 0),
+        );
+        assert_eq!(
+            (d.cursor, d.timer, d.fails[0], d.count),
+            (
+                Cursor::Rewind(10),
+                AckTimer::Arm,
+                None,
+                Some(Counter::NaksReceived)
+            )
+        );
         // RNR NAK with RNR retries forever: rewind and wait, no retry spent.
         let mut st = state(10, 13, 3);
         st.rnr_retry = 7;

@@ -64,7 +64,8 @@
 //!
 //! ```text
 //!  s_rsp (record) --> [IDLE, between QP visits] read qpc, qpa, qpr
-//!     --> present and RTS/SQD? (else UnknownQpDrops, payload drained)
+//!     --> present, RTS/SQD and from the QP's peer (`s_rsp_src_ip` = `dest_ip`)? (else
+//!         UnknownQpDrops, payload drained)
 //!     --> walk the ring (sq_ci .. sq_fetch) through ReqRxCheck --> the decision
 //!     --> counter pulse; una / retry_left / rnr_left; ops acknowledged or failed
 //!         (an apply pass rewrites each op of the ring)
@@ -474,6 +475,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub s_rsp_has_atomic_ack: Signal<In, Bit>,
     pub s_rsp_orig: Signal<In, Bits<64>>,
     pub s_rsp_payload_len: Signal<In, Bits<16>>,
+    /// The response's IPv4 source: one from anyone but the QP's peer is dropped.
+    pub s_rsp_src_ip: Signal<In, Bits<32>>,
     /// The payload of each response with `payload_len > 0`, lane 0 first. Always consumed:
     /// written to host memory (an in-order READ response) or drained.
     pub s_rsp_pay_tdata: Signal<In, Bits<DATA_BITS>>,
@@ -572,6 +575,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rx_has_aa: DFF<Bit>,
     rx_orig: DFF<Bits<64>>,
     rx_plen: DFF<Bits<16>>,
+    rx_src: DFF<Bits<32>>,
     pay_left: DFF<Bit>,
     retry_cnt: DFF<Bits<3>>,
     rnr_retry: DFF<Bits<3>>,
@@ -1002,6 +1006,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             s_rsp_has_atomic_ack: Default::default(),
             s_rsp_orig: Default::default(),
             s_rsp_payload_len: Default::default(),
+            s_rsp_src_ip: Default::default(),
             s_rsp_pay_tdata: Default::default(),
             s_rsp_pay_tkeep: Default::default(),
             s_rsp_pay_tlast: Default::default(),
@@ -1039,6 +1044,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rx_has_aa: Default::default(),
             rx_orig: Default::default(),
             rx_plen: Default::default(),
+            rx_src: Default::default(),
             pay_left: Default::default(),
             retry_cnt: Default::default(),
             rnr_retry: Default::default(),
@@ -1437,6 +1443,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             rx_has_aa,
             rx_orig,
             rx_plen,
+            rx_src,
             pay_left,
             retry_cnt,
             rnr_retry,
@@ -2330,6 +2337,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.rx_has_aa.d.next = self.s_rsp_has_atomic_ack.val();
                 self.rx_orig.d.next = self.s_rsp_orig.val();
                 self.rx_plen.d.next = self.s_rsp_payload_len.val();
+                self.rx_src.d.next = self.s_rsp_src_ip.val();
                 self.pay_left.d.next = self.s_rsp_payload_len.val() != self.k_zero16.val();
                 self.mode_rx.d.next = true;
                 self.rx_glob.d.next = true;
@@ -2641,7 +2649,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         {
             self.rx_glob.d.next = !self.present.q.val();
             self.state.d.next = self.k_rx_start.val();
-            if !self.rx_can.val() {
+            // (a response from an address other than the peer's is not for this QP)
+            if !self.rx_can.val() | (self.rx_src.q.val() != self.dest_ip.q.val()) {
                 self.state.d.next = self.k_rx_unk.val();
             }
         }

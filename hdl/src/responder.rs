@@ -16,7 +16,9 @@
 //! # What it matches in the model (`model/src/responder.rs`)
 //!
 //! - Drop / duplicate / ahead / invalid / execute as `classify`; a QP that does not exist
-//!   (`qpc.present` clear or a QPN past the table) counts UnknownQpDrops globally only.
+//!   (`qpc.present` clear or a QPN past the table) counts UnknownQpDrops globally only; a
+//!   request whose IPv4 source (`s_hdr_src_ip`) is not the QP's `dest_ip` is dropped and
+//!   counted as UnknownQpDrops for the QP, as the model's `responder_rx` does.
 //! - Duplicates: re-ACK of ePSN - 1; READ re-executed (MR check, job with the duplicate's
 //!   PSN and the current MSN; a failing check is ignored); atomic replayed (`m_replay_*`).
 //! - Ahead: one PSN-sequence NAK of the ePSN (`nak_sent` set), then silence.
@@ -33,7 +35,9 @@
 //!   immediate the receive is taken after the data is written and the last packet
 //!   completes it as RECV_RDMA_WITH_IMM of the message's length.
 //! - READ: MR check (NAK Remote Access), ePSN += packets(len, PMTU), MSN + 1, a job with
-//!   the new MSN. Atomic: MR check of 8 bytes, ePSN + 1, MSN + 1, a job.
+//!   the new MSN. Atomic: MR check of 8 bytes, ePSN + 1, MSN + 1, a job; no request is
+//!   taken while the AtomicUnit holds it (`s_atomic_busy`), so the requests after it see
+//!   its result in host memory, as the model's in-order execution does.
 //! - ACK when AckReq is set, with the MSN after the packet; NAKs with the current MSN.
 //! - A DMA failure report of ReadResp (the READ request's PSN) or AtomicUnit: NAK Remote
 //!   Operational Error at that PSN, QP error; for an atomic the ePSN and MSN its job took
@@ -234,6 +238,11 @@ pub struct Responder<const QA: usize> {
     pub s_hdr_has_atomic_eth: Signal<In, Bit>,
     pub s_hdr_has_immdt: Signal<In, Bit>,
     pub s_hdr_has_ieth: Signal<In, Bit>,
+    /// The packet's IPv4 source: a request from anyone but the QP's peer is dropped.
+    pub s_hdr_src_ip: Signal<In, Bits<32>>,
+    /// The AtomicUnit holds an atomic (its `m_busy`): no request is taken until its
+    /// write-back has landed, so later requests see its result.
+    pub s_atomic_busy: Signal<In, Bit>,
     /// The payload of each record with `payload_len > 0`, lane 0 first (`RxFifo`'s
     /// `m_payload_*`).
     pub s_payload_tdata: Signal<In, Bits<512>>,
@@ -439,6 +448,7 @@ pub struct Responder<const QA: usize> {
     mode: DFF<Bits<3>>,
     // the request
     opcode: DFF<Bits<8>>,
+    src_ip: DFF<Bits<32>>,
     dest_qp: DFF<Bits<24>>,
     ack_req: DFF<Bit>,
     psn: DFF<Bits<24>>,
@@ -700,6 +710,8 @@ impl<const QA: usize> Default for Responder<QA> {
             s_hdr_has_atomic_eth: Default::default(),
             s_hdr_has_immdt: Default::default(),
             s_hdr_has_ieth: Default::default(),
+            s_hdr_src_ip: Default::default(),
+            s_atomic_busy: Default::default(),
             s_payload_tdata: Default::default(),
             s_payload_tkeep: Default::default(),
             s_payload_tlast: Default::default(),
@@ -856,6 +868,7 @@ impl<const QA: usize> Default for Responder<QA> {
             state: Default::default(),
             mode: Default::default(),
             opcode: Default::default(),
+            src_ip: Default::default(),
             dest_qp: Default::default(),
             ack_req: Default::default(),
             psn: Default::default(),
@@ -1091,6 +1104,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             state,
             mode,
             opcode,
+            src_ip,
             dest_qp,
             ack_req,
             psn,
@@ -1526,11 +1540,12 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.qpn.d.next = self.s_rq_db_qpn.val();
                 self.db_pi.d.next = self.s_rq_db_pi.val();
                 self.state.d.next = self.k_rd.val();
-            } else {
+            } else if !self.s_atomic_busy.val() {
                 self.s_hdr_ready.next = true;
                 if self.s_hdr_valid.val() {
                     self.mode.d.next = self.k_mode_pkt.val();
                     self.opcode.d.next = self.s_hdr_opcode.val();
+                    self.src_ip.d.next = self.s_hdr_src_ip.val();
                     self.dest_qp.d.next = self.s_hdr_dest_qp.val();
                     self.qpn.d.next = self.s_hdr_dest_qp.val().get_bits::<QA>(0);
                     self.ack_req.d.next = self.s_hdr_ack_req.val();
@@ -1663,9 +1678,10 @@ impl<const QA: usize> Logic for Responder<QA> {
             } else if !self.present.q.val()
                 | !self.qp_fits.val()
                 | (self.chk.m_action.val() == self.k_act_drop.val())
+                | (self.src_ip.q.val() != self.dest_ip.q.val())
             {
                 // No such QP (counted globally only: m_cnt_qp_valid is low), or it
-                // does not receive.
+                // does not receive, or the request is not from its peer.
                 self.m_cnt_unknown_qp_drops.next = true;
             } else if self.chk.m_action.val() == self.k_act_dup.val() {
                 self.m_cnt_duplicates.next = true;
@@ -2361,6 +2377,7 @@ mod tests {
                 u.s_hdr_valid.next = hdr.is_some();
                 if let Some(h) = hdr {
                     u.s_hdr_opcode.next = u64::from(h.opcode).into();
+                    u.s_hdr_src_ip.next = 0x0a00_0002u64.into();
                     u.s_hdr_dest_qp.next = u64::from(QPN).into();
                     u.s_hdr_ack_req.next = h.ack_req;
                     u.s_hdr_psn.next = u64::from(h.psn).into();

@@ -73,6 +73,7 @@ impl Hdr {
 /// A received frame, parsed and checked.
 #[derive(Debug)]
 pub struct Parsed<'a> {
+    pub src_ip: [u8; 4],
     pub dst_ip: [u8; 4],
     pub hdr: Hdr,
     pub payload: &'a [u8],
@@ -154,6 +155,7 @@ pub fn parse(frame: &[u8]) -> Result<Parsed<'_>, PacketError> {
     })?;
     let e = &repr.ext;
     Ok(Parsed {
+        src_ip: repr.ip.src_addr.0,
         dst_ip: repr.ip.dst_addr.0,
         hdr: Hdr {
             opcode: repr.bth.opcode,
@@ -203,6 +205,7 @@ mod tests {
         assert_eq!(p.hdr, hdr);
         assert_eq!(p.payload, b"abc");
         assert_eq!(p.dst_ip, addr.dst_ip);
+        assert_eq!(p.src_ip, addr.src_ip);
         let mut bad = f.clone();
         let n = bad.len();
         bad[n - 5] ^= 1;

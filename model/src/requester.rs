@@ -588,7 +588,9 @@ impl Nic {
             self.count(None, Counter::UnknownQpDrops, 1);
             return;
         };
-        if !qp.can_send() {
+        // A response from an address other than the QP's peer is not for this QP: a
+        // stranger's ACK must not complete work the peer never received.
+        if !qp.can_send() || pkt.src_ip != qp.attrs.dest_ip {
             self.count(Some(qpn), Counter::UnknownQpDrops, 1);
             return;
         }
@@ -1151,6 +1153,21 @@ impl RespWalk<'_> {
             NakCode::RemoteAccessError => WcStatus::RemAccessErr,
             NakCode::RemoteOperationalError | NakCode::Unknown(_) => WcStatus::RemOpErr,
         };
+        // A READ/atomic before the NAKed PSN still waits for its response: the responder
+        // got past it, so the response was lost. Going back to it (the acknowledgement
+        // above) comes first, as rxe's completer retries before it looks at the NAK; the
+        // NAKed request is sent again behind it, and NAKed again. Failing the NAKed op
+        // here, with the sending stopped and the timer cleared, would leave the READ or
+        // atomic before it waiting forever, and the failure behind it never retired.
+        // (When the go-back found no retry left, the READ/atomic failed and the NAK's op
+        // fails too.)
+        if self.d.fails[0].is_none()
+            && self
+                .first_unfinished(true)
+                .is_some_and(|i| psn_diff(self.ops[i].waiting_psn(), psn) < 0)
+        {
+            return;
+        }
         if let Some(i) = (0..self.ops.len()).find(|&i| !self.done[i] && self.ops[i].holds(psn)) {
             self.fail(i, status, syndrome);
             self.d.cursor = Cursor::Stop;
@@ -1257,7 +1274,9 @@ impl RespWalk<'_> {
 ///   the retries and re-arms the ACK timer.
 /// - NAK (PSN in the window): acknowledges what precedes it; PSN-sequence error goes
 ///   back to the window's start (not during an RNR wait); the error codes fail the op
-///   holding the PSN (REM_INV_REQ / REM_ACCESS / REM_OP) and stop sending.
+///   holding the PSN (REM_INV_REQ / REM_ACCESS / REM_OP) and stop sending, unless a
+///   READ/atomic before that PSN still waits for its response (the go-back to it is all
+///   the NAK does).
 /// - RNR NAK (PSN in the window): acknowledges what precedes it, uses an RNR retry,
 ///   rewinds to the window's start and waits; out of RNR retries, the oldest op fails.
 /// - READ response / atomic ACK: at the PSN the oldest waiting READ/atomic expects,

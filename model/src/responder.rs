@@ -409,8 +409,14 @@ impl Nic {
     /// Handles a request packet addressed to one of our QPs.
     pub(crate) fn responder_rx(&mut self, pkt: &Parsed<'_>, dma: &mut dyn DmaPort) {
         let qpn = pkt.hdr.dest_qp;
-        if self.qp_mut(qpn).is_none() {
+        let Some(qp) = self.qp_mut(qpn) else {
             self.count(None, Counter::UnknownQpDrops, 1);
+            return;
+        };
+        // Only the QP's peer speaks on a connection (as rxe's check_addr has it): a
+        // request from any other address is not for this QP.
+        if pkt.src_ip != qp.attrs.dest_ip {
+            self.count(Some(qpn), Counter::UnknownQpDrops, 1);
             return;
         }
         let psn = pkt.hdr.psn;

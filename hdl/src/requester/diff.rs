@@ -55,6 +55,9 @@ fn sq_ring(i: usize) -> u64 {
     BUF_BASE + 0x3_0000 + 0x800 * i as u64
 }
 
+/// The peer NIC's IPv4 address.
+const PEER_IP: [u8; 4] = [10, 0, 2, 1];
+
 /// The connection both sides are given (RTR then RTS).
 #[derive(Clone, Copy, Debug)]
 struct Conn {
@@ -89,7 +92,7 @@ impl Conn {
             sq_psn,
             dest_qpn: PEER_QP_BASE + qpn,
             dest_mac: [0x02, 0, 0, 0, 0x20, qpn as u8],
-            dest_ip: [10, 0, 2, qpn as u8],
+            dest_ip: PEER_IP,
             udp_sport: 0xc000 | rng.below(0x4000) as u16,
             max_rd: [0, 1, 2, 4, 16][rng.below(5) as usize],
             timeout: 31,
@@ -167,6 +170,7 @@ struct Rsp {
     syndrome: Option<u8>,
     orig: Option<u64>,
     payload: Vec<u8>,
+    src_ip: [u8; 4],
 }
 
 impl Rsp {
@@ -179,6 +183,7 @@ impl Rsp {
             syndrome: r.ext.aeth.map(|a| u8::from(a.syndrome)),
             orig: r.ext.atomic_ack_eth.map(|a| a.orig_remote_data),
             payload: payload.to_vec(),
+            src_ip: r.ip.src_addr.0,
         }
     }
 }
@@ -774,6 +779,7 @@ impl Rtl {
         u.s_rsp_has_atomic_ack.next = cur.is_some_and(|r| r.orig.is_some());
         u.s_rsp_orig.next = cur.and_then(|r| r.orig).unwrap_or(0).into();
         u.s_rsp_payload_len.next = (cur.map_or(0, |r| r.payload.len()) as u64).into();
+        u.s_rsp_src_ip.next = u64::from(cur.map_or(0, |r| u32::from_be_bytes(r.src_ip))).into();
         let beat = pay.front().filter(|_| rdy[13]);
         u.s_rsp_pay_tvalid.next = beat.is_some();
         let mut bytes = [0u8; 64];
@@ -1126,6 +1132,9 @@ fn new_peer(host: Host) -> Model {
         now: 0,
         cq_seen: BTreeMap::new(),
     };
+    // (its address: the source of every response, which the requester checks)
+    p.nic
+        .bar_write(regs::IPV4_ADDR, u32::from_be_bytes(PEER_IP));
     p.nic.bar_write(regs::CONTROL, regs::CONTROL_ENABLE);
     for pdn in [PDN, OTHER_PDN] {
         p.ok(CmdOpcode::CreatePd, PdArgs { pdn }.to_args());

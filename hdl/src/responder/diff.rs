@@ -399,6 +399,8 @@ struct Rtl {
     host: Host,
     /// AtomicUnit's replay cache: per QP, (psn, orig), oldest first.
     replay: BTreeMap<u32, VecDeque<(u32, u64)>>,
+    /// The IPv4 source of the packet `run` feeds (the model's frame carries the same).
+    src_ip: [u8; 4],
     rng: Rng,
     /// Percent of cycles a source is valid / a sink ready.
     pat: u32,
@@ -502,6 +504,7 @@ impl Rtl {
             u.s_hdr_valid.next = hdr.is_some();
             if let Some(h) = hdr {
                 u.s_hdr_opcode.next = u64::from(u8::from(h.opcode)).into();
+                u.s_hdr_src_ip.next = u64::from(u32::from_be_bytes(self.src_ip)).into();
                 u.s_hdr_dest_qp.next = u64::from(h.dest_qp).into();
                 u.s_hdr_ack_req.next = h.ack_req;
                 u.s_hdr_psn.next = u64::from(h.psn).into();
@@ -1144,6 +1147,8 @@ struct Stats {
     with_inv: usize,
     doorbells: usize,
     reconnects: usize,
+    /// Packets sent from an address that is not the QP's peer.
+    strangers: usize,
     counters: [u64; 6],
     multi_slot_reads: usize,
 }
@@ -1222,6 +1227,7 @@ impl World {
             pat,
             seen: None,
             multi_slot_reads: 0,
+            src_ip: [0; 4],
         };
         let mut w = World {
             stats: Stats::default(),
@@ -1425,13 +1431,21 @@ impl World {
     fn packet(&mut self, p: &Pkt) {
         let q = self.senders.iter().find(|s| s.qpn == p.hdr.dest_qp);
         let attrs = q.map_or_else(|| self.senders[0].attrs, |s| s.attrs);
-        let addr = Addr {
+        let mut addr = Addr {
             src_mac: attrs.dest_mac,
             dst_mac: LOCAL_MAC,
             src_ip: attrs.dest_ip,
             dst_ip: LOCAL_IP,
             udp_sport: attrs.udp_sport,
         };
+        // One packet in 32 comes from a stranger's address (chosen by a hash of the seed
+        // and the step, so the streams stay those of the seed).
+        let h = (self.seed ^ (self.step as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        if h >> 59 == 0 {
+            addr.src_ip = [10, 9, 9, 9];
+            self.stats.strangers += 1;
+        }
         let frame = build_frame(&addr, &p.hdr, &p.payload);
         *self
             .stats
@@ -1440,6 +1454,7 @@ impl World {
             .or_default() += 1;
         let before = self.model.counters();
         let mf = self.model.deliver(Some(frame));
+        self.rtl.src_ip = addr.src_ip;
         let out = self.rtl.run(Some(p), None, None);
         let what = format!(
             "packet {:?} psn {:#x} to QP {:#x} ({} bytes, reth {:x?}, atomic {:x?})",
@@ -1640,6 +1655,7 @@ fn random_streams_match_the_model() {
         total.with_inv += s.with_inv;
         total.doorbells += s.doorbells;
         total.reconnects += s.reconnects;
+        total.strangers += s.strangers;
         for (t, c) in total.counters.iter_mut().zip(s.counters) {
             *t += c;
         }
@@ -1689,4 +1705,5 @@ fn random_streams_match_the_model() {
     );
     assert!(total.counters.iter().all(|&c| c > 0), "every counter moved");
     assert!(total.multi_slot_reads > 0, "no receive WQEs fetched ahead");
+    assert!(total.strangers > 0, "no packet from a stranger");
 }

@@ -136,7 +136,8 @@ pub enum Counter {
     AckTimeouts = 13,
     /// DMA accesses the IOMMU refused.
     DmaFaults = 14,
-    /// Frames for a QP that does not exist or cannot receive in its state.
+    /// Frames for a QP that does not exist or cannot receive in its state, or whose IPv4
+    /// source is not the QP's peer.
     UnknownQpDrops = 15,
 }
 
