@@ -3,9 +3,9 @@
 //! - The model NIC alone takes 100 000 frames of every class (two seeds): no hang, no DMA
 //!   outside its MR, and a normal workload completes afterwards.
 //! - The Verilated engine takes 100 000 frames of every class (two seeds) beside a model
-//!   NIC fed the same frames: no divergence from the model, no hang, no stray DMA, liveness (the causes
-//!   the fuzzer still finds with `--batch 1` are listed open in docs/reliability.md, with
-//!   the commands that reproduce them).
+//!   NIC fed the same frames: no divergence from the model, no hang, no stray DMA,
+//!   liveness (the causes the fuzzer still finds with `--batch 1` are listed open in
+//!   docs/reliability.md, with the commands that reproduce them).
 //! - Frames from a stranger's address are dropped and counted, on both.
 
 use rocenic_cli::fuzz::{run_fuzz, FuzzArgs, FuzzReport};

@@ -99,13 +99,15 @@
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
 //!   `MalformedDrops`, `UnknownQpDrops`; `Retransmits` and `AckTimeouts` from the
 //!   requester's pulses. A counter counted by several blocks takes their pulses through
-//!   an [`EventSum`], so two in one cycle count twice. The pulses that name a QP also go to the per-QP counters
-//!   (`QpCounters`, in `Control`; `TxFrames`/`TxBytes` with TxPath's `m_tx_qpn`, the
-//!   sending QP every TX record carries as `src_qp`); QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the
-//!   completion engine's CQE writes (both into `wr_q`'s client 0 through register slices).
+//!   an [`EventSum`], so two in one cycle count twice. The pulses that name a QP also go
+//!   to the per-QP counters (`QpCounters`, in `Control`; `TxFrames`/`TxBytes` with
+//!   TxPath's `m_tx_qpn`, the sending QP every TX record carries as `src_qp`);
+//!   QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the completion engine's
+//!   CQE writes (both into `wr_q`'s client 0 through register slices).
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
-//! verdict).
+//! verdict) and a QP's requests and responses from an address other than its peer's (the
+//! responder's and the requester's).
 //!
 //! Not yet: the requester's fault paths (its block has only the receive half's fault-free
 //! path: no retransmission / go-back-N, no ACK timer (`QpTimers`), no RNR wait, so a lost
@@ -359,7 +361,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_cnt_dup: Constant<Bits<3>>,
     k_cnt_malformed: Constant<Bits<3>>,
     k_cnt_unknown_qp: Constant<Bits<3>>,
-    /// MAC errors and RX buffer overflows, counted as malformed.
     unused_ctl_m_db_index: Signal<Local, Bits<16>>,
     /// The TX frame's QP is 24 bits; the per-QP counters take its low `QA`.
     unused_tx_m_tx_qpn: Signal<Local, Bits<24>>,
