@@ -14,7 +14,7 @@ use rocenic_proto::wire::{
     DEFAULT_PKEY,
 };
 
-use crate::icrc::{beat_from_bytes, BEAT_BYTES, DATA_BITS};
+use crate::common::icrc::{beat_from_bytes, BEAT_BYTES, DATA_BITS};
 
 /// Drives one block, cycle by cycle, with RustHDL's settle-until-stable simulator.
 pub struct Bench<T: Block> {

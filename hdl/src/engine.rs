@@ -123,28 +123,28 @@
 
 use rocenic_proto::abi::regs::Counter;
 
-use crate::atomic_unit::AtomicUnit;
-use crate::cat::Cat;
-use crate::cmd::{QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
+use crate::common::cat::Cat;
+use crate::common::event_sum::EventSum;
+use crate::common::job_slice::JobSlice;
+use crate::common::skid::Skid;
 use crate::completion::Completion;
+use crate::control::cmd::{QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
+use crate::control::ctx_tables::*;
+use crate::control::mr_check::MrCheck;
+use crate::control::regfile::{DB_RQ, DB_SQ};
 use crate::control::Control;
-use crate::ctx_tables::*;
-use crate::dma_rd_mux::DmaReadMux;
-use crate::dma_wr_mux::DmaWriteMux;
-use crate::event_sum::EventSum;
-use crate::job_slice::JobSlice;
-use crate::mr_check::MrCheck;
+use crate::dma::dma_rd_mux::DmaReadMux;
+use crate::dma::dma_wr_mux::DmaWriteMux;
 use crate::prelude::*;
-use crate::read_resp::ReadResp;
-use crate::regfile::{DB_RQ, DB_SQ};
-use crate::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
+use crate::requester::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
 use crate::requester::{Requester, CNT_UNKNOWN_QP};
+use crate::responder::atomic_unit::AtomicUnit;
+use crate::responder::read_resp::ReadResp;
+use crate::responder::rsp_order::RspOrder;
 use crate::responder::Responder;
-use crate::rsp_order::RspOrder;
-use crate::rx_fifo::RxFifo;
-use crate::skid::Skid;
-use crate::tx_arbiter::RECORD_BITS;
-use crate::tx_path::TxPath;
+use crate::rx::rx_fifo::RxFifo;
+use crate::tx::tx_arbiter::RECORD_BITS;
+use crate::tx::tx_path::TxPath;
 
 /// The first and last RC response opcodes (RDMA READ response first .. ATOMIC
 /// ACKNOWLEDGE): what the requester receives, everything else goes to the responder.

@@ -89,8 +89,10 @@ fn the_engine_verilates_without_circular_logic() {
 /// its Verilog is as clean as the top level's.
 #[test]
 fn a_cascaded_read_mux_lints_clean() {
-    let verilog =
-        rocenic_hdl::generate_verilog(&mut rocenic_hdl::dma_rd_mux::DmaReadMux::<6, 7>::default());
+    let verilog = rocenic_hdl::generate_verilog(&mut rocenic_hdl::dma::dma_rd_mux::DmaReadMux::<
+        6,
+        7,
+    >::default());
     let dir = work_dir("lint-cascade", Design::DmaReadMux);
     pass(gates::verilator_lint(&verilog, &dir));
     let _ = std::fs::remove_dir_all(dir);

@@ -1,7 +1,7 @@
 //! The generated Verilog of the RX front end (`rx-fifo`, its ICRC checker included) against
 //! the reference: built with Verilator and a small C++ bench, streamed
 //! good, damaged and MAC-flagged frames back to back with a consumer that stalls, and its
-//! records, payloads and counter pulses checked with `rocenic_hdl::rx_fifo::model`. This is
+//! records, payloads and counter pulses checked with `rocenic_hdl::rx::rx_fifo::model`. This is
 //! what catches a difference between RustHDL's simulation and the Verilog (the byte-swap
 //! leaves and the RAM template are hand-written Verilog).
 
@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use rocenic_hdl::bench::{frame_beats, random_roce_frame, Rng};
 use rocenic_hdl::gates::{write_top, INSTALL_HINT};
-use rocenic_hdl::rx_fifo::model::{fate, Fate, Reason, Record};
+use rocenic_hdl::rx::rx_fifo::model::{fate, Fate, Reason, Record};
 use rocenic_hdl::Design;
 use rocenic_proto::wire::Opcode;
 

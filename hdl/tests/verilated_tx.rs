@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 
 use rocenic_hdl::bench::{frame_beats, random_payload_len, Rng};
 use rocenic_hdl::gates::{write_top, INSTALL_HINT};
-use rocenic_hdl::hdr_build::model::Record;
-use rocenic_hdl::tx_arbiter::RECORD_FIELDS;
+use rocenic_hdl::tx::hdr_build::model::Record;
+use rocenic_hdl::tx::tx_arbiter::RECORD_FIELDS;
 use rocenic_hdl::Design;
 use rocenic_proto::wire::Opcode;
 

@@ -21,7 +21,7 @@
 //! register width of `proto::abi::regs`, the DMA and MAC buses from the hdl constants their
 //! blocks are built with.
 
-use rocenic_hdl::{dma_rd_mux, dma_wr_mux, icrc};
+use rocenic_hdl::{common::icrc, dma::dma_rd_mux, dma::dma_wr_mux};
 use rocenic_proto::abi::regs::BAR0_SIZE;
 
 use crate::rtl::{Port, PortDir, RtlError, VerilatedModel};
@@ -153,7 +153,7 @@ top_ports! {
     mac_rx_tlast: Input, 1, "last beat of a frame";
     mac_rx_tvalid: Input, 1, "beat valid";
     mac_rx_tuser: Input, 1, "on the `tlast` beat: the MAC saw a bad FCS or an error; the frame is dropped";
-    mac_rx_pause: Output, 1, "pause request (PFC XOFF): the RX buffer is nearly full; a MAC with priority flow control sends pause frames while it is high (`hdl/src/rx_fifo.rs`, \"Pause\")";
+    mac_rx_pause: Output, 1, "pause request (PFC XOFF): the RX buffer is nearly full; a MAC with priority flow control sends pause frames while it is high (`hdl/src/rx/rx_fifo.rs`, \"Pause\")";
 }
 
 /// The port named `name`, if the contract has one.

@@ -23,14 +23,14 @@
 
 use super::*;
 use crate::bench::{Bench, Rng};
-use crate::ctx_tables::{qpa_layout, qpc_layout, qpr_layout};
-use crate::icrc::beat_from_bytes;
-use crate::read_resp::tests::unpack_record;
+use crate::common::icrc::beat_from_bytes;
+use crate::control::ctx_tables::{qpa_layout, qpc_layout, qpr_layout};
 use crate::responder::diff::{
     cq_ring, key_of, set, u48, val, Host, Model, BUF_BASE, CQ_LOG, LOCAL_IP, LOCAL_MAC, MRS,
     OTHER_PDN, PDN,
 };
-use crate::tx_leaves::bytes_from_bits;
+use crate::responder::read_resp::tests::unpack_record;
+use crate::tx::tx_leaves::bytes_from_bits;
 use crate::QP_LOG;
 use rocenic_model::{Mr, Nic, NicConfig, Tables};
 use rocenic_proto::abi::cmd::{
@@ -859,7 +859,8 @@ impl Rtl {
             let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
             let len = u.m_wqe_dma_rd_req_len.val().to_u64() as usize;
             assert!(
-                len.is_multiple_of(64) && (64..=64 * crate::wqe_fetch::BUF as usize).contains(&len),
+                len.is_multiple_of(64)
+                    && (64..=64 * crate::requester::wqe_fetch::BUF as usize).contains(&len),
                 "WQE reads are 1 to BUF slots"
             );
             let mut raw = vec![0u8; len];
@@ -905,7 +906,7 @@ impl Rtl {
             let rec = u.m_pkt_data.val();
             let plen = crate::responder::diff::get(
                 &rec,
-                crate::tx_arbiter::field_offset("payload_len"),
+                crate::tx::tx_arbiter::field_offset("payload_len"),
                 16,
             ) as usize;
             recs.push_back((rec, plen, Vec::new()));
@@ -2086,7 +2087,7 @@ fn faults_match_the_model() {
     assert!(
         total
             .rx_cnts
-            .contains_key(&(crate::req_rx_check::CNT_NAK as u8)),
+            .contains_key(&(crate::requester::req_rx_check::CNT_NAK as u8)),
         "no NAK received: {total:?}"
     );
 }

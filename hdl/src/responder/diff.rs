@@ -24,8 +24,8 @@
 
 use super::*;
 use crate::bench::{Bench, Rng};
-use crate::icrc::beat_from_bytes;
-use crate::tx_arbiter::RECORD_FIELDS;
+use crate::common::icrc::beat_from_bytes;
+use crate::tx::tx_arbiter::RECORD_FIELDS;
 use rocenic_model::{
     atomic_result, build_frame, packets, read_response_packets, Addr, Hdr, Mr, Nic, NicConfig,
     Tables, NO_CREDIT, REPLAY_DEPTH,

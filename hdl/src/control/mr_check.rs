@@ -1,0 +1,417 @@
+//! `MrCheck`: the memory protection check. A key, a PD, a virtual range and the access it
+//! needs go in; the IOVA of the range, or why it is refused, comes out.
+//!
+//! ```text
+//!  s_req {key, pdn, va, len, need} --> MR table read port (index = key >> 8) --> checks --> m_res
+//! ```
+//!
+//! The rule is the model's `Tables::translate` (`model/src/tables.rs`), and the bench holds
+//! the block to it: a zero-length access needs no key (IOVA 0); else the MR named by
+//! `key >> 8` must exist, be valid (not invalidated) and carry the key's tag (`key & 0xff`)
+//! ([`ERR_BAD_KEY`]), belong to the PD ([`ERR_WRONG_PD`]), allow every access bit asked
+//! for ([`ERR_NO_ACCESS`]), and hold `[va, va + len)` without the sum wrapping
+//! ([`ERR_OUT_OF_BOUNDS`]); the IOVA is `mr.iova + (va - mr.va)`.
+//!
+//! The MR table is `ctx_tables`' `mr` table (the control plane's `s_mr_rd_*` read port,
+//! data one cycle after the address is taken). One request at a time: take, read the
+//! table, check and answer; a result is held until taken. Three cycles a lookup when the
+//! port and the consumer keep up: enough for one check per packet of a message at 64-byte
+//! payloads only every third cycle, which the responder and requester amortise by checking
+//! once per message and adding offsets (as the model does per packet on the same MR).
+
+use crate::common::cat::Cat;
+use crate::control::ctx_tables::{mr_layout, MrEntry};
+use crate::prelude::*;
+
+/// `m_res_err` codes (the model's `ProtError`, in its order).
+pub const ERR_BAD_KEY: u64 = 0;
+pub const ERR_WRONG_PD: u64 = 1;
+pub const ERR_NO_ACCESS: u64 = 2;
+pub const ERR_OUT_OF_BOUNDS: u64 = 3;
+
+crate::unpack_fields!(
+    /// The fields of an MR entry the check reads.
+    MrFields, mr_layout; present: 1, valid: 1, tag: 8, pdn: 8, access: 4, va: 64, iova: 64,
+    length: 64
+);
+
+/// FSM states.
+const IDLE: u64 = 0;
+const READ: u64 = 1;
+const CHECK: u64 = 2;
+const DONE: u64 = 3;
+
+#[derive(LogicBlock)]
+pub struct MrCheck<const MA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// An access to check: key (lkey or rkey), the QP's PD, the range, the access bits it
+    /// needs (`verbs::access`).
+    pub s_req_valid: Signal<In, Bit>,
+    pub s_req_ready: Signal<Out, Bit>,
+    pub s_req_key: Signal<In, Bits<32>>,
+    pub s_req_pdn: Signal<In, Bits<8>>,
+    pub s_req_va: Signal<In, Bits<64>>,
+    pub s_req_len: Signal<In, Bits<32>>,
+    pub s_req_need: Signal<In, Bits<4>>,
+
+    /// The MR table's read port.
+    pub m_mr_rd_valid: Signal<Out, Bit>,
+    pub m_mr_rd_ready: Signal<In, Bit>,
+    pub m_mr_rd_addr: Signal<Out, Bits<MA>>,
+    pub s_mr_rd_valid: Signal<In, Bit>,
+    pub s_mr_rd_data: Signal<In, MrEntry>,
+
+    /// The answer: `ok` with the IOVA, or the reason (`ERR_*`).
+    pub m_res_valid: Signal<Out, Bit>,
+    pub m_res_ready: Signal<In, Bit>,
+    pub m_res_ok: Signal<Out, Bit>,
+    pub m_res_err: Signal<Out, Bits<2>>,
+    pub m_res_iova: Signal<Out, Bits<64>>,
+
+    fields: MrFields,
+    len64: Cat<32, 32, 64>,
+    state: DFF<Bits<2>>,
+    key: DFF<Bits<32>>,
+    pdn: DFF<Bits<8>>,
+    va: DFF<Bits<64>>,
+    len: DFF<Bits<64>>,
+    need: DFF<Bits<4>>,
+    ok: DFF<Bit>,
+    err: DFF<Bits<2>>,
+    iova: DFF<Bits<64>>,
+
+    st_idle: Constant<Bits<2>>,
+    st_read: Constant<Bits<2>>,
+    st_check: Constant<Bits<2>>,
+    st_done: Constant<Bits<2>>,
+    one1: Constant<Bits<1>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    e_bad_key: Constant<Bits<2>>,
+    e_wrong_pd: Constant<Bits<2>>,
+    e_no_access: Constant<Bits<2>>,
+    e_bounds: Constant<Bits<2>>,
+    /// First key bit past the MR index: `8 + MA`.
+    index_end: Constant<Bits<6>>,
+
+    index_fits: Signal<Local, Bit>,
+    range_end: Signal<Local, Bits<64>>,
+    limit: Signal<Local, Bits<64>>,
+    in_bounds: Signal<Local, Bit>,
+    key_ok: Signal<Local, Bit>,
+}
+
+impl<const MA: usize> Default for MrCheck<MA> {
+    fn default() -> Self {
+        assert!(
+            (1..=24).contains(&MA),
+            "MrCheck<{MA}>: an MR index is the key's top 24 bits"
+        );
+        MrCheck {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_key: Default::default(),
+            s_req_pdn: Default::default(),
+            s_req_va: Default::default(),
+            s_req_len: Default::default(),
+            s_req_need: Default::default(),
+            m_mr_rd_valid: Default::default(),
+            m_mr_rd_ready: Default::default(),
+            m_mr_rd_addr: Default::default(),
+            s_mr_rd_valid: Default::default(),
+            s_mr_rd_data: Default::default(),
+            m_res_valid: Default::default(),
+            m_res_ready: Default::default(),
+            m_res_ok: Default::default(),
+            m_res_err: Default::default(),
+            m_res_iova: Default::default(),
+            fields: Default::default(),
+            len64: Default::default(),
+            state: Default::default(),
+            key: Default::default(),
+            pdn: Default::default(),
+            va: Default::default(),
+            len: Default::default(),
+            need: Default::default(),
+            ok: Default::default(),
+            err: Default::default(),
+            iova: Default::default(),
+            st_idle: Constant::new(IDLE.to_bits()),
+            st_read: Constant::new(READ.to_bits()),
+            st_check: Constant::new(CHECK.to_bits()),
+            st_done: Constant::new(DONE.to_bits()),
+            one1: Constant::new(1u64.to_bits()),
+            zero32: Constant::new(0u64.to_bits()),
+            zero64: Constant::new(0u64.to_bits()),
+            e_bad_key: Constant::new(ERR_BAD_KEY.to_bits()),
+            e_wrong_pd: Constant::new(ERR_WRONG_PD.to_bits()),
+            e_no_access: Constant::new(ERR_NO_ACCESS.to_bits()),
+            e_bounds: Constant::new(ERR_OUT_OF_BOUNDS.to_bits()),
+            index_end: Constant::new((8 + MA as u64).to_bits()),
+            index_fits: Default::default(),
+            range_end: Default::default(),
+            limit: Default::default(),
+            in_bounds: Default::default(),
+            key_ok: Default::default(),
+        }
+    }
+}
+
+impl<const MA: usize> Logic for MrCheck<MA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, key, pdn, va, len, need, ok, err, iova);
+
+        // ---- take a request ----
+        self.len64.hi.next = self.zero32.val();
+        self.len64.lo.next = self.s_req_len.val();
+        self.s_req_ready.next = self.state.q.val() == self.st_idle.val();
+        if self.s_req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
+            self.key.d.next = self.s_req_key.val();
+            self.pdn.d.next = self.s_req_pdn.val();
+            self.va.d.next = self.s_req_va.val();
+            self.len.d.next = self.len64.y.val();
+            self.need.d.next = self.s_req_need.val();
+            self.state.d.next = self.st_read.val();
+        }
+
+        // ---- READ: the MR named by the key's index (if the table has it) ----
+        // Bits 31:8 of the key are the index; those above the table's size must be zero.
+        self.index_fits.next = (self.key.q.val() >> self.index_end.val()) == self.zero32.val();
+        self.m_mr_rd_addr.next = self.key.q.val().get_bits::<MA>(8);
+        self.m_mr_rd_valid.next = (self.state.q.val() == self.st_read.val())
+            & self.index_fits.val()
+            & (self.len.q.val() != self.zero64.val());
+        if self.state.q.val() == self.st_read.val() {
+            if (self.len.q.val() == self.zero64.val()) | !self.index_fits.val() {
+                // Zero length: no key needed, IOVA 0. Index past the table: no such MR.
+                self.ok.d.next = self.len.q.val() == self.zero64.val();
+                self.err.d.next = self.e_bad_key.val();
+                self.iova.d.next = self.zero64.val();
+                self.state.d.next = self.st_done.val();
+            } else if self.m_mr_rd_ready.val() {
+                self.state.d.next = self.st_check.val();
+            }
+        }
+
+        // ---- CHECK: the entry is on the read port ----
+        self.fields.x.next = self.s_mr_rd_data.val();
+        self.key_ok.next = (self.fields.present.val() == self.one1.val())
+            & (self.fields.valid.val() == self.one1.val())
+            & (self.fields.tag.val() == self.key.q.val().get_bits::<8>(0));
+        self.range_end.next = self.va.q.val() + self.len.q.val();
+        self.limit.next = self.fields.va.val() + self.fields.length.val();
+        self.in_bounds.next = (self.range_end.val() >= self.va.q.val())
+            & (self.va.q.val() >= self.fields.va.val())
+            & (self.range_end.val() <= self.limit.val());
+        if (self.state.q.val() == self.st_check.val()) & self.s_mr_rd_valid.val() {
+            self.ok.d.next = false;
+            self.iova.d.next = self.fields.iova.val() + (self.va.q.val() - self.fields.va.val());
+            if !self.key_ok.val() {
+                self.err.d.next = self.e_bad_key.val();
+            } else if self.fields.pdn.val() != self.pdn.q.val() {
+                self.err.d.next = self.e_wrong_pd.val();
+            } else if (self.fields.access.val() & self.need.q.val()) != self.need.q.val() {
+                self.err.d.next = self.e_no_access.val();
+            } else if !self.in_bounds.val() {
+                self.err.d.next = self.e_bounds.val();
+            } else {
+                self.ok.d.next = true;
+            }
+            self.state.d.next = self.st_done.val();
+        }
+
+        // ---- DONE: the answer, held until taken ----
+        self.m_res_valid.next = self.state.q.val() == self.st_done.val();
+        self.m_res_ok.next = self.ok.q.val();
+        self.m_res_err.next = self.err.q.val();
+        self.m_res_iova.next = self.iova.q.val();
+        if (self.state.q.val() == self.st_done.val()) & self.m_res_ready.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+
+        if self.reset.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{Bench, Pattern, Rng};
+    use rocenic_model::{Mr, ProtError, Tables};
+    use rocenic_proto::abi::cmd::mr_key;
+
+    const MA: usize = 4;
+
+    fn entry(mr: &Mr) -> MrEntry {
+        let mut e = MrEntry::default();
+        let mut put = |name: &str, v: u64, w: usize| {
+            let at = mr_layout::offset(name);
+            for b in 0..w {
+                e = e.replace_bit(at + b, (v >> b) & 1 == 1);
+            }
+        };
+        put("present", 1, 1);
+        put("valid", u64::from(mr.valid), 1);
+        put("tag", u64::from(mr.key & 0xff), 8);
+        put("pdn", u64::from(mr.pdn), 8);
+        put("access", u64::from(mr.access), 4);
+        put("va", mr.va, 64);
+        put("iova", mr.iova, 64);
+        put("length", mr.length, 64);
+        e
+    }
+
+    /// A table of random MRs: some absent, some invalidated, some at the top of the
+    /// address space.
+    fn random_tables(rng: &mut Rng) -> Tables {
+        let mut t = Tables::new(8, 1 << MA, 4);
+        for (i, slot) in t.mrs.iter_mut().enumerate() {
+            if rng.percent(15) {
+                continue;
+            }
+            let va = if rng.percent(10) {
+                u64::MAX - rng.below(0x1000)
+            } else {
+                rng.next_u64() >> rng.below(40)
+            };
+            let length = rng.below(0x2000).min(u64::MAX - va);
+            *slot = Some(Mr {
+                key: mr_key(i as u32, rng.byte()),
+                pdn: rng.below(3) as u32,
+                access: rng.below(16) as u32,
+                va,
+                iova: rng.next_u64(),
+                length,
+                valid: rng.percent(90),
+            });
+        }
+        t
+    }
+
+    /// A request near an MR most of the time (so that every outcome is reached).
+    fn random_request(rng: &mut Rng, t: &Tables) -> (u32, u32, u64, u32, u32) {
+        let index = rng.below(1 << (MA + 1)) as u32; // half past the table
+        let mr = t.mrs.get(index as usize).and_then(|m| m.as_ref());
+        let tag = match mr {
+            Some(m) if rng.percent(85) => (m.key & 0xff) as u8,
+            _ => rng.byte(),
+        };
+        let key = mr_key(index, tag) | if rng.percent(3) { 0x8000_0000 } else { 0 };
+        let pdn = match mr {
+            Some(m) if rng.percent(85) => m.pdn,
+            _ => rng.below(3) as u32,
+        };
+        let (va, len) = match mr {
+            Some(m) if rng.percent(80) => {
+                let off = rng.below(m.length + 8);
+                let va = m.va.wrapping_add(off).wrapping_sub(rng.below(4));
+                (va, rng.below(m.length.max(1) + 16) as u32)
+            }
+            _ => (rng.next_u64(), rng.below(0x100) as u32),
+        };
+        let len = if rng.percent(5) { 0 } else { len };
+        let need = rng.below(16) as u32;
+        (key, pdn, va, len, need)
+    }
+
+    fn run(pattern: Pattern, seed: u64, count: usize) -> [usize; 5] {
+        let mut rng = Rng::new(seed);
+        let t = random_tables(&mut rng);
+        let mut b = Bench::new(MrCheck::<MA>::default(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.uut.reset.next = false;
+        let mut outcomes = [0usize; 5];
+        let mut pending_read: Option<usize> = None;
+        for _ in 0..count {
+            let (key, pdn, va, len, need) = random_request(&mut rng, &t);
+            let want = t.translate(key, pdn, va, u64::from(len), need);
+            let u = &mut b.uut;
+            u.s_req_valid.next = true;
+            u.s_req_key.next = u64::from(key).into();
+            u.s_req_pdn.next = u64::from(pdn & 0xff).into();
+            u.s_req_va.next = va.into();
+            u.s_req_len.next = u64::from(len).into();
+            u.s_req_need.next = u64::from(need).into();
+            let mut taken = false;
+            let mut cycles = 0;
+            loop {
+                cycles += 1;
+                assert!(cycles < 200, "stuck on key {key:#x}");
+                let u = &mut b.uut;
+                // The table port: data one cycle after a taken address.
+                u.s_mr_rd_valid.next = pending_read.is_some();
+                u.s_mr_rd_data.next = pending_read
+                    .and_then(|i| t.mrs[i].as_ref())
+                    .map_or_else(MrEntry::default, entry);
+                u.m_mr_rd_ready.next = rng.percent(pattern.valid_pct);
+                u.m_res_ready.next = rng.percent(pattern.ready_pct);
+                b.settle();
+                let u = &b.uut;
+                let req_taken = u.s_req_valid.val() && u.s_req_ready.val();
+                pending_read = (u.m_mr_rd_valid.val() && u.m_mr_rd_ready.val())
+                    .then(|| u.m_mr_rd_addr.val().index());
+                let res = (u.m_res_valid.val() && u.m_res_ready.val()).then(|| {
+                    (
+                        u.m_res_ok.val(),
+                        u.m_res_err.val().to_u64(),
+                        u.m_res_iova.val().to_u64(),
+                    )
+                });
+                b.tick();
+                if req_taken {
+                    taken = true;
+                    b.uut.s_req_valid.next = false;
+                }
+                if let Some((ok, err, iova)) = res {
+                    assert!(taken);
+                    let got = if ok {
+                        Ok(iova)
+                    } else {
+                        Err(match err {
+                            ERR_BAD_KEY => ProtError::BadKey,
+                            ERR_WRONG_PD => ProtError::WrongPd,
+                            ERR_NO_ACCESS => ProtError::NoAccess,
+                            _ => ProtError::OutOfBounds,
+                        })
+                    };
+                    assert_eq!(
+                        got, want,
+                        "key {key:#x} pdn {pdn} va {va:#x} len {len} need {need:#b}"
+                    );
+                    outcomes[match want {
+                        Ok(_) => 0,
+                        Err(ProtError::BadKey) => 1,
+                        Err(ProtError::WrongPd) => 2,
+                        Err(ProtError::NoAccess) => 3,
+                        Err(ProtError::OutOfBounds) => 4,
+                    }] += 1;
+                    break;
+                }
+            }
+        }
+        outcomes
+    }
+
+    #[test]
+    fn every_check_matches_the_models_translate() {
+        let mut seen = [0usize; 5];
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let o = run(p, 0x3E0 + i as u64, 300);
+            for (s, n) in seen.iter_mut().zip(o) {
+                *s += n;
+            }
+        }
+        assert!(
+            seen.iter().all(|&n| n >= 10),
+            "every outcome reached: {seen:?}"
+        );
+    }
+}

@@ -1,0 +1,1705 @@
+//! `Segmenter`: the requester's segmentation engine. One validated send WQE (a job) goes
+//! in; its request packets come out as TX records (`TxPath`'s `s_req_pkt_*`) with their
+//! payloads (`s_req_pay_*`), read from host memory by DMA with several packets in flight.
+//!
+//! ```text
+//!  s_job --> job registers --> packet k: header fields --+--> slot RAM (16 records) --+--> m_pkt
+//!            (off, rest, psn)  DMA read of its payload --+--> m_dma_rd_req            |
+//!                                                                                    |
+//!  s_dma_rd_resp (in order) ----------- record of the head slot once its data starts -+--> m_pay
+//! ```
+//!
+//! The rule is the model's `request_packet` (`model/src/requester.rs`), which the model's
+//! own `build_packet` uses for every packet it sends, and the bench holds every record and
+//! payload to it: SEND/WRITE cut at the PMTU (FIRST/MIDDLE/LAST/ONLY, the IMM and INV
+//! variants), RETH on a WRITE's first packet, ImmDt or IETH and SE (SOLICITED) on the last,
+//! a READ request with RETH `(va + off, rkey, len - off)` for the responses from packet
+//! `start_pkt` on, an atomic request with AtomicETH (CompareSwap: swap, compare; FetchAdd:
+//! add, 0); PSN `first_psn + k`; AckReq on the last packet of a message and on every PSN
+//! whose low four bits are all ones. Fields the opcode does not send are zero in the record.
+//!
+//! # Jobs
+//!
+//! A job is taken (`s_job_valid && s_job_ready`) when the previous one has made all its
+//! packets (one cycle after its last packet entered the slot RAM). `start_pkt` is the
+//! packet to start from (go-back-N resumes a message at a PSN, the model's `rewind`; a READ
+//! restarts at its first missing response): it must be below the message's packet count
+//! (0 for atomics and inline WQEs). `stop_psn` is the window's edge: the job ends after
+//! the packet of PSN `stop_psn - 1` even if the message goes on (no `m_done` then); the
+//! requester starts another job from `start_pkt` there once the window has moved. `pmtu`
+//! is the IB code 1..=5 (256..4096 bytes); other codes are not defined. `iova` is the payload's IOVA (MrCheck's answer for the SGE);
+//! an inline WQE (`inline`, at most 32 bytes, so one packet) brings its bytes on
+//! `inline_data` (byte 0 in bits 7:0) instead.
+//!
+//! # Packets
+//!
+//! One packet a cycle enters a 64-slot RAM (record, inline bytes, QPN, PSN, flags); a
+//! packet with a payload from memory issues its DMA read (`iova + off`, `min(pmtu, rest)`
+//! bytes, tag = slot) in the same cycle, through a one-entry request register. So up to 64
+//! packets are in flight, which hides a 250-cycle DMA latency at line rate at every PMTU
+//! (measured by the bench, `latency_and_throughput_with_a_250_cycle_dma`). The slot count
+//! is what bounds a small PMTU: a slot is held from the packet's read to its last payload
+//! beat, one DMA round trip (~260 cycles) at least, so `SLOTS` packets go out per round
+//! trip. With 16 slots, PMTU 256 ran at 16 x 256 B per ~266 cycles, 15.4 bytes a cycle
+//! (~16.6 cycles a packet), the engine's whole send rate at that PMTU (`rocenic perf write
+//! -s 65536 --mtu 256`: wire efficiency 0.30); 64 slots carry 64 x 256 B per round trip,
+//! more than the output's one packet per `1 + beats` cycles. Responses come back in
+//! request order, one per payload packet. The head slot's record is offered on `m_pkt` once the first beat of its
+//! response is there (a record never waits in the frame builder for its data, which would
+//! block responses), or at once for a packet without payload or with inline bytes; after
+//! the record is taken, the payload beats pass through (`tlast` = the response's `last`),
+//! or the inline bytes as one beat.
+//!
+//! Per record taken: `m_sent_*` (PSN, QPN, last of the message) for the requester's window
+//! and ACK timer (the model's `note_request_sent`), and `m_done_*` with the last packet of
+//! a job.
+//!
+//! # DMA errors
+//!
+//! A response with `err` (a single beat, the contract's IOMMU refusal) at the head: the
+//! packet is not sent, `m_err_*` pulses its QPN and PSN, every packet of that QP still in
+//! the slots is dropped (their reads are drained), and the job being segmented is
+//! abandoned if it is that QP's (no `m_done`). This is the model's `local_dma_failure`:
+//! the op fails with LOC_PROT_ERR once earlier ops are done, the QP stops fetching
+//! (`stopped`), its unsent frames are purged, and the requester retires the op into the
+//! error state. The requester must do the same on the pulse: complete the WQE of that PSN
+//! with LOC_PROT_ERR when it reaches the head of its SQ, count a DMA fault, give the block
+//! no more jobs for the QP. No job is taken in the cycle of a pulse, so every job of the
+//! QP taken before the requester saw it is covered.
+
+use crate::common::cat::Cat;
+use crate::common::icrc::DATA_BITS;
+use crate::common::zext::ZeroExt;
+use crate::prelude::*;
+use crate::tx::tx_arbiter::RECORD_BITS;
+
+crate::packed_layout!(
+    /// A TX record, the fields of `tx_arbiter::RECORD_FIELDS` from bit 0 up.
+    rec_layout, RecPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32, udp_sport: 16,
+    opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32, dma_len: 32,
+    swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32, payload_len: 16,
+    src_qp: 24
+);
+crate::packed_layout!(
+    /// A slot: the record and what the output side needs to send it.
+    slot_layout, SlotPack; rec: 658, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
+    psn: 24
+);
+crate::unpack_fields!(
+    /// The head slot's fields.
+    SlotUnpack, slot_layout; rec: 658, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
+    psn: 24
+);
+
+const _: () = assert!(rec_layout::BITS == RECORD_BITS);
+
+/// Address bits of the slot RAM.
+pub const SLOT_AW: usize = 6;
+/// Slots (packets in flight between the generator and the TX output).
+pub const SLOTS: usize = 1 << SLOT_AW;
+/// Bits of the slot pointers (one more than the address: full and empty differ).
+const PTR_BITS: usize = SLOT_AW + 1;
+/// Bits of a slot in the slot RAM.
+pub const SLOT_BITS: usize = slot_layout::BITS;
+
+/// Wire opcodes (`rocenic_proto::wire::Opcode`); the bench checks them against the model.
+mod op {
+    pub const SEND_FIRST: u64 = 0x00;
+    pub const SEND_MIDDLE: u64 = 0x01;
+    pub const SEND_LAST: u64 = 0x02;
+    pub const SEND_LAST_IMM: u64 = 0x03;
+    pub const SEND_ONLY: u64 = 0x04;
+    pub const SEND_ONLY_IMM: u64 = 0x05;
+    pub const WRITE_FIRST: u64 = 0x06;
+    pub const WRITE_MIDDLE: u64 = 0x07;
+    pub const WRITE_LAST: u64 = 0x08;
+    pub const WRITE_LAST_IMM: u64 = 0x09;
+    pub const WRITE_ONLY: u64 = 0x0A;
+    pub const WRITE_ONLY_IMM: u64 = 0x0B;
+    pub const READ_REQUEST: u64 = 0x0C;
+    pub const COMPARE_SWAP: u64 = 0x13;
+    pub const FETCH_ADD: u64 = 0x14;
+    pub const SEND_LAST_INV: u64 = 0x16;
+    pub const SEND_ONLY_INV: u64 = 0x17;
+}
+
+/// `verbs::WrOpcode` codes.
+mod wr {
+    pub const RDMA_WRITE: u64 = 0;
+    pub const RDMA_WRITE_WITH_IMM: u64 = 1;
+    pub const SEND: u64 = 2;
+    pub const SEND_WITH_IMM: u64 = 3;
+    pub const RDMA_READ: u64 = 4;
+    pub const ATOMIC_CMP_AND_SWP: u64 = 5;
+    pub const ATOMIC_FETCH_AND_ADD: u64 = 6;
+    pub const SEND_WITH_INV: u64 = 9;
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+/// The segmenter; see the [module docs](self).
+#[derive(LogicBlock)]
+pub struct Segmenter<const QA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    // --- the job: one validated send WQE ---
+    pub s_job_valid: Signal<In, Bit>,
+    pub s_job_ready: Signal<Out, Bit>,
+    /// Addressing, as the record's fields (wire order, first byte in the top bits).
+    pub s_job_dst_mac: Signal<In, Bits<48>>,
+    pub s_job_src_mac: Signal<In, Bits<48>>,
+    pub s_job_src_ip: Signal<In, Bits<32>>,
+    pub s_job_dst_ip: Signal<In, Bits<32>>,
+    pub s_job_udp_sport: Signal<In, Bits<16>>,
+    pub s_job_dest_qp: Signal<In, Bits<24>>,
+    /// The local QP (returned on the pulses).
+    pub s_job_qpn: Signal<In, Bits<QA>>,
+    /// `verbs::WrOpcode` code.
+    pub s_job_opcode: Signal<In, Bits<8>>,
+    /// `send_flags::SOLICITED`.
+    pub s_job_solicited: Signal<In, Bit>,
+    /// `send_flags::INLINE`: the payload is `inline_data`, not in memory.
+    pub s_job_inline: Signal<In, Bit>,
+    pub s_job_inline_data: Signal<In, Bits<256>>,
+    /// Message length (inline length; 8 for atomics).
+    pub s_job_len: Signal<In, Bits<32>>,
+    /// IOVA of the local payload.
+    pub s_job_iova: Signal<In, Bits<64>>,
+    pub s_job_remote_va: Signal<In, Bits<64>>,
+    pub s_job_rkey: Signal<In, Bits<32>>,
+    /// Immediate data, or the rkey to invalidate (SEND_WITH_INV).
+    pub s_job_imm: Signal<In, Bits<32>>,
+    /// The WQE's atomic operands (`compare_add`, `swap`).
+    pub s_job_compare_add: Signal<In, Bits<64>>,
+    pub s_job_swap: Signal<In, Bits<64>>,
+    pub s_job_first_psn: Signal<In, Bits<24>>,
+    /// IB MTU code 1..=5.
+    pub s_job_pmtu: Signal<In, Bits<3>>,
+    /// Packet to start from (go-back-N).
+    pub s_job_start_pkt: Signal<In, Bits<24>>,
+    /// The window's edge: the job ends before the packet of this PSN (the requester's
+    /// `una + WINDOW`); far away (e.g. `first_psn + 2^23`) for a whole message.
+    pub s_job_stop_psn: Signal<In, Bits<24>>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    // --- to TxPath's request source ---
+    pub m_pkt_valid: Signal<Out, Bit>,
+    pub m_pkt_ready: Signal<In, Bit>,
+    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
+    pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tvalid: Signal<Out, Bit>,
+    pub m_pay_tready: Signal<In, Bit>,
+
+    // --- pulses ---
+    /// A record was taken: its PSN, QP, and whether it is the message's last packet.
+    pub m_sent_valid: Signal<Out, Bit>,
+    pub m_sent_psn: Signal<Out, Bits<24>>,
+    pub m_sent_qpn: Signal<Out, Bits<QA>>,
+    pub m_sent_last: Signal<Out, Bit>,
+    /// A payload read failed: the packet's QP and PSN.
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
+    pub m_err_psn: Signal<Out, Bits<24>>,
+    /// The last record of a job was taken.
+    pub m_done_valid: Signal<Out, Bit>,
+    pub m_done_qpn: Signal<Out, Bits<QA>>,
+
+    // --- the job being segmented ---
+    active: DFF<Bit>,
+    j_dst_mac: DFF<Bits<48>>,
+    j_src_mac: DFF<Bits<48>>,
+    j_src_ip: DFF<Bits<32>>,
+    j_dst_ip: DFF<Bits<32>>,
+    j_udp_sport: DFF<Bits<16>>,
+    j_dest_qp: DFF<Bits<24>>,
+    j_qpn: DFF<Bits<QA>>,
+    j_send: DFF<Bit>,
+    j_write: DFF<Bit>,
+    j_read: DFF<Bit>,
+    j_atomic: DFF<Bit>,
+    j_cas: DFF<Bit>,
+    j_imm_op: DFF<Bit>,
+    j_inv_op: DFF<Bit>,
+    j_se_op: DFF<Bit>,
+    j_inline: DFF<Bit>,
+    j_inline_data: DFF<Bits<256>>,
+    j_len: DFF<Bits<32>>,
+    j_iova: DFF<Bits<64>>,
+    j_remote_va: DFF<Bits<64>>,
+    j_rkey: DFF<Bits<32>>,
+    j_imm: DFF<Bits<32>>,
+    j_swap_add: DFF<Bits<64>>,
+    j_compare: DFF<Bits<64>>,
+    j_pmtu: DFF<Bits<32>>,
+    /// Byte offset of the next packet, bytes left from it, its PSN.
+    j_off: DFF<Bits<32>>,
+    j_rest: DFF<Bits<32>>,
+    j_psn: DFF<Bits<24>>,
+    j_stop: DFF<Bits<24>>,
+
+    // --- job intake ---
+    sp32: Cat<8, 24, 32>,
+    sp_w: Signal<Local, Bits<32>>,
+    in_pmtu: Signal<Local, Bits<32>>,
+    in_shift: Signal<Local, Bits<4>>,
+    in_off: Signal<Local, Bits<32>>,
+    take_job: Signal<Local, Bit>,
+
+    // --- packet generation ---
+    off64: Cat<32, 32, 64>,
+    off_w: Signal<Local, Bits<64>>,
+    g_first: Signal<Local, Bit>,
+    g_last: Signal<Local, Bit>,
+    /// The job's last packet: the message's, or the one before the window's edge.
+    g_end: Signal<Local, Bit>,
+    g_pay: Signal<Local, Bits<16>>,
+    g_opcode: Signal<Local, Bits<8>>,
+    g_va: Signal<Local, Bits<64>>,
+    g_rkey: Signal<Local, Bits<32>>,
+    g_dma_len: Signal<Local, Bits<32>>,
+    g_imm: Signal<Local, Bits<32>>,
+    g_se: Signal<Local, Bit>,
+    g_ack: Signal<Local, Bit>,
+    g_dma: Signal<Local, Bit>,
+    g_inl: Signal<Local, Bit>,
+    full: Signal<Local, Bit>,
+    req_free: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    kill_job: Signal<Local, Bit>,
+    rec: RecPack,
+    slot_in: SlotPack,
+    tag8: Cat<2, SLOT_AW, 8>,
+
+    // --- DMA request register ---
+    req_v: DFF<Bit>,
+    req_addr: DFF<Bits<64>>,
+    req_len: DFF<Bits<16>>,
+    req_tag: DFF<Bits<8>>,
+
+    // --- slots ---
+    ram: RAM<Bits<SLOT_BITS>, SLOT_AW>,
+    wr_ptr: DFF<Bits<PTR_BITS>>,
+    /// `wr_ptr` a cycle later: a slot is read from the RAM the cycle after it is written.
+    wr_vis: DFF<Bits<PTR_BITS>>,
+    rd_ptr: DFF<Bits<PTR_BITS>>,
+    used: [DFF<Bit>; SLOTS],
+    dead: [DFF<Bit>; SLOTS],
+    sqpn: [DFF<Bits<QA>>; SLOTS],
+    slot_idx: [Constant<Bits<SLOT_AW>>; SLOTS],
+
+    // --- output side ---
+    /// The head's record was taken; its payload is passing.
+    phase: DFF<Bit>,
+    head: SlotUnpack,
+    inl512: Cat<256, 256, 512>,
+    inl_w: Signal<Local, Bits<DATA_BITS>>,
+    h_valid: Signal<Local, Bit>,
+    h_dead: Signal<Local, Bit>,
+    h_dma: Signal<Local, Bit>,
+    h_inl: Signal<Local, Bit>,
+    h_last: Signal<Local, Bit>,
+    h_qpn: Signal<Local, Bits<QA>>,
+    /// The slot's qpn field is 16 bits wide (any `QA`); only `QA` of them are read.
+    unused_slot_qpn: Signal<Local, Bits<16>>,
+    slot_qpn: ZeroExt<QA, 16>,
+    /// The record's `src_qp` (the job's QP, for the per-QP TX counters).
+    rec_src_qp: ZeroExt<QA, 24>,
+    h_psn: Signal<Local, Bits<24>>,
+    pkt_v: Signal<Local, Bit>,
+    pay_v: Signal<Local, Bit>,
+    pay_last: Signal<Local, Bit>,
+    rec_take: Signal<Local, Bit>,
+    pay_take: Signal<Local, Bit>,
+    err_now: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    rd_next: Signal<Local, Bits<PTR_BITS>>,
+    unused_tag: Signal<Local, Bits<8>>,
+
+    // --- constants ---
+    zero1: Constant<Bits<1>>,
+    one1: Constant<Bits<1>>,
+    zero2: Constant<Bits<2>>,
+    ptr0: Constant<Bits<PTR_BITS>>,
+    zero8: Constant<Bits<8>>,
+    zero24: Constant<Bits<24>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    zero256: Constant<Bits<256>>,
+    zero16: Constant<Bits<16>>,
+    ptr1: Constant<Bits<PTR_BITS>>,
+    one24: Constant<Bits<24>>,
+    ptr_slots: Constant<Bits<PTR_BITS>>,
+    low4_ones: Constant<Bits<4>>,
+    pm_code: [Constant<Bits<3>>; 4],
+    pm_bytes: [Constant<Bits<32>>; 5],
+    pm_shift: [Constant<Bits<4>>; 5],
+    wr_write: Constant<Bits<8>>,
+    wr_write_imm: Constant<Bits<8>>,
+    wr_send: Constant<Bits<8>>,
+    wr_send_imm: Constant<Bits<8>>,
+    wr_read: Constant<Bits<8>>,
+    wr_cas: Constant<Bits<8>>,
+    wr_faa: Constant<Bits<8>>,
+    wr_send_inv: Constant<Bits<8>>,
+    o_send_first: Constant<Bits<8>>,
+    o_send_middle: Constant<Bits<8>>,
+    o_send_last: Constant<Bits<8>>,
+    o_send_last_imm: Constant<Bits<8>>,
+    o_send_last_inv: Constant<Bits<8>>,
+    o_send_only: Constant<Bits<8>>,
+    o_send_only_imm: Constant<Bits<8>>,
+    o_send_only_inv: Constant<Bits<8>>,
+    o_write_first: Constant<Bits<8>>,
+    o_write_middle: Constant<Bits<8>>,
+    o_write_last: Constant<Bits<8>>,
+    o_write_last_imm: Constant<Bits<8>>,
+    o_write_only: Constant<Bits<8>>,
+    o_write_only_imm: Constant<Bits<8>>,
+    o_read: Constant<Bits<8>>,
+    o_cas: Constant<Bits<8>>,
+    o_faa: Constant<Bits<8>>,
+}
+
+impl<const QA: usize> Default for Segmenter<QA> {
+    fn default() -> Self {
+        Segmenter::new()
+    }
+}
+
+impl<const QA: usize> Segmenter<QA> {
+    pub fn new() -> Segmenter<QA> {
+        assert!(QA <= 16, "Segmenter: the slot's qpn field is 16 bits");
+        Segmenter {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_job_valid: Default::default(),
+            s_job_ready: Default::default(),
+            s_job_dst_mac: Default::default(),
+            s_job_src_mac: Default::default(),
+            s_job_src_ip: Default::default(),
+            s_job_dst_ip: Default::default(),
+            s_job_udp_sport: Default::default(),
+            s_job_dest_qp: Default::default(),
+            s_job_qpn: Default::default(),
+            s_job_opcode: Default::default(),
+            s_job_solicited: Default::default(),
+            s_job_inline: Default::default(),
+            s_job_inline_data: Default::default(),
+            s_job_len: Default::default(),
+            s_job_iova: Default::default(),
+            s_job_remote_va: Default::default(),
+            s_job_rkey: Default::default(),
+            s_job_imm: Default::default(),
+            s_job_compare_add: Default::default(),
+            s_job_swap: Default::default(),
+            s_job_first_psn: Default::default(),
+            s_job_pmtu: Default::default(),
+            s_job_start_pkt: Default::default(),
+            s_job_stop_psn: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_pkt_valid: Default::default(),
+            m_pkt_ready: Default::default(),
+            m_pkt_data: Default::default(),
+            m_pay_tdata: Default::default(),
+            m_pay_tlast: Default::default(),
+            m_pay_tvalid: Default::default(),
+            m_pay_tready: Default::default(),
+            m_sent_valid: Default::default(),
+            m_sent_psn: Default::default(),
+            m_sent_qpn: Default::default(),
+            m_sent_last: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_psn: Default::default(),
+            m_done_valid: Default::default(),
+            m_done_qpn: Default::default(),
+            active: Default::default(),
+            j_dst_mac: Default::default(),
+            j_src_mac: Default::default(),
+            j_src_ip: Default::default(),
+            j_dst_ip: Default::default(),
+            j_udp_sport: Default::default(),
+            j_dest_qp: Default::default(),
+            j_qpn: Default::default(),
+            j_send: Default::default(),
+            j_write: Default::default(),
+            j_read: Default::default(),
+            j_atomic: Default::default(),
+            j_cas: Default::default(),
+            j_imm_op: Default::default(),
+            j_inv_op: Default::default(),
+            j_se_op: Default::default(),
+            j_inline: Default::default(),
+            j_inline_data: Default::default(),
+            j_len: Default::default(),
+            j_iova: Default::default(),
+            j_remote_va: Default::default(),
+            j_rkey: Default::default(),
+            j_imm: Default::default(),
+            j_swap_add: Default::default(),
+            j_compare: Default::default(),
+            j_pmtu: Default::default(),
+            j_off: Default::default(),
+            j_rest: Default::default(),
+            j_psn: Default::default(),
+            j_stop: Default::default(),
+            sp32: Default::default(),
+            sp_w: Default::default(),
+            in_pmtu: Default::default(),
+            in_shift: Default::default(),
+            in_off: Default::default(),
+            take_job: Default::default(),
+            off64: Default::default(),
+            off_w: Default::default(),
+            g_first: Default::default(),
+            g_last: Default::default(),
+            g_end: Default::default(),
+            g_pay: Default::default(),
+            g_opcode: Default::default(),
+            g_va: Default::default(),
+            g_rkey: Default::default(),
+            g_dma_len: Default::default(),
+            g_imm: Default::default(),
+            g_se: Default::default(),
+            g_ack: Default::default(),
+            g_dma: Default::default(),
+            g_inl: Default::default(),
+            full: Default::default(),
+            req_free: Default::default(),
+            push: Default::default(),
+            kill_job: Default::default(),
+            rec: Default::default(),
+            slot_in: Default::default(),
+            tag8: Default::default(),
+            req_v: Default::default(),
+            req_addr: Default::default(),
+            req_len: Default::default(),
+            req_tag: Default::default(),
+            ram: Default::default(),
+            wr_ptr: Default::default(),
+            wr_vis: Default::default(),
+            rd_ptr: Default::default(),
+            used: std::array::from_fn(|_| Default::default()),
+            dead: std::array::from_fn(|_| Default::default()),
+            sqpn: std::array::from_fn(|_| Default::default()),
+            slot_idx: std::array::from_fn(|i| k(i as u64)),
+            phase: Default::default(),
+            head: Default::default(),
+            inl512: Default::default(),
+            inl_w: Default::default(),
+            h_valid: Default::default(),
+            h_dead: Default::default(),
+            h_dma: Default::default(),
+            h_inl: Default::default(),
+            h_last: Default::default(),
+            h_qpn: Default::default(),
+            unused_slot_qpn: Default::default(),
+            slot_qpn: Default::default(),
+            rec_src_qp: Default::default(),
+            h_psn: Default::default(),
+            pkt_v: Default::default(),
+            pay_v: Default::default(),
+            pay_last: Default::default(),
+            rec_take: Default::default(),
+            pay_take: Default::default(),
+            err_now: Default::default(),
+            pop: Default::default(),
+            rd_next: Default::default(),
+            unused_tag: Default::default(),
+            zero1: k(0),
+            one1: k(1),
+            zero2: k(0),
+            ptr0: k(0),
+            zero8: k(0),
+            zero24: k(0),
+            zero32: k(0),
+            zero64: k(0),
+            zero256: k(0),
+            zero16: k(0),
+            ptr1: k(1),
+            one24: k(1),
+            ptr_slots: k(SLOTS as u64),
+            low4_ones: k(0xF),
+            pm_code: std::array::from_fn(|i| k(i as u64 + 1)),
+            pm_bytes: std::array::from_fn(|i| k(256 << i)),
+            pm_shift: std::array::from_fn(|i| k(8 + i as u64)),
+            wr_write: k(wr::RDMA_WRITE),
+            wr_write_imm: k(wr::RDMA_WRITE_WITH_IMM),
+            wr_send: k(wr::SEND),
+            wr_send_imm: k(wr::SEND_WITH_IMM),
+            wr_read: k(wr::RDMA_READ),
+            wr_cas: k(wr::ATOMIC_CMP_AND_SWP),
+            wr_faa: k(wr::ATOMIC_FETCH_AND_ADD),
+            wr_send_inv: k(wr::SEND_WITH_INV),
+            o_send_first: k(op::SEND_FIRST),
+            o_send_middle: k(op::SEND_MIDDLE),
+            o_send_last: k(op::SEND_LAST),
+            o_send_last_imm: k(op::SEND_LAST_IMM),
+            o_send_last_inv: k(op::SEND_LAST_INV),
+            o_send_only: k(op::SEND_ONLY),
+            o_send_only_imm: k(op::SEND_ONLY_IMM),
+            o_send_only_inv: k(op::SEND_ONLY_INV),
+            o_write_first: k(op::WRITE_FIRST),
+            o_write_middle: k(op::WRITE_MIDDLE),
+            o_write_last: k(op::WRITE_LAST),
+            o_write_last_imm: k(op::WRITE_LAST_IMM),
+            o_write_only: k(op::WRITE_ONLY),
+            o_write_only_imm: k(op::WRITE_ONLY_IMM),
+            o_read: k(op::READ_REQUEST),
+            o_cas: k(op::COMPARE_SWAP),
+            o_faa: k(op::FETCH_ADD),
+        }
+    }
+}
+
+impl<const QA: usize> Logic for Segmenter<QA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            active,
+            j_dst_mac,
+            j_src_mac,
+            j_src_ip,
+            j_dst_ip,
+            j_udp_sport,
+            j_dest_qp,
+            j_qpn,
+            j_send,
+            j_write,
+            j_read,
+            j_atomic,
+            j_cas,
+            j_imm_op,
+            j_inv_op,
+            j_se_op,
+            j_inline,
+            j_inline_data,
+            j_len,
+            j_iova,
+            j_remote_va,
+            j_rkey,
+            j_imm,
+            j_swap_add,
+            j_compare,
+            j_pmtu,
+            j_off,
+            j_rest,
+            j_psn,
+            j_stop,
+            req_v,
+            req_addr,
+            req_len,
+            req_tag,
+            wr_ptr,
+            wr_vis,
+            rd_ptr,
+            phase
+        );
+        for i in 0..SLOTS {
+            self.used[i].clock.next = self.clock.val();
+            self.dead[i].clock.next = self.clock.val();
+            self.sqpn[i].clock.next = self.clock.val();
+            self.used[i].d.next = self.used[i].q.val();
+            self.dead[i].d.next = self.dead[i].q.val();
+            self.sqpn[i].d.next = self.sqpn[i].q.val();
+        }
+        self.ram.read_clock.next = self.clock.val();
+        self.ram.write_clock.next = self.clock.val();
+
+        // ================= output side: the head slot =================
+        self.head.x.next = self.ram.read_data.val();
+        self.h_dma.next = self.head.dma.val() == self.one1.val();
+        self.h_inl.next = self.head.inl.val() == self.one1.val();
+        self.h_last.next = self.head.last.val() == self.one1.val();
+        self.h_qpn.next = self.head.qpn.val().get_bits::<QA>(0);
+        self.unused_slot_qpn.next = self.head.qpn.val();
+        self.h_psn.next = self.head.psn.val();
+        self.inl512.lo.next = self.head.inline_data.val();
+        self.inl512.hi.next = self.zero256.val();
+        self.inl_w.next = self.inl512.y.val();
+        self.m_pkt_data.next = self.head.rec.val();
+        self.unused_tag.next = self.s_dma_rd_resp_tag.val();
+
+        self.h_valid.next = self.wr_vis.q.val() != self.rd_ptr.q.val();
+        self.h_dead.next = false;
+        for i in 0..SLOTS {
+            if self.rd_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
+                self.h_dead.next = self.dead[i].q.val();
+            }
+        }
+
+        self.pkt_v.next = false;
+        self.pay_v.next = false;
+        self.pay_last.next = self.s_dma_rd_resp_last.val();
+        self.m_pay_tdata.next = self.s_dma_rd_resp_data.val();
+        self.s_dma_rd_resp_ready.next = false;
+        self.err_now.next = false;
+        self.pop.next = false;
+        if self.h_valid.val() & !self.phase.q.val() {
+            if self.h_dead.val() {
+                // A dropped packet: drain its response, if any.
+                if self.h_dma.val() {
+                    self.s_dma_rd_resp_ready.next = true;
+                    self.pop.next = self.s_dma_rd_resp_valid.val() & self.s_dma_rd_resp_last.val();
+                } else {
+                    self.pop.next = true;
+                }
+            } else if self.h_dma.val() {
+                if self.s_dma_rd_resp_valid.val() & self.s_dma_rd_resp_err.val() {
+                    self.s_dma_rd_resp_ready.next = true;
+                    self.err_now.next = true;
+                    self.pop.next = true;
+                } else {
+                    self.pkt_v.next = self.s_dma_rd_resp_valid.val();
+                }
+            } else {
+                self.pkt_v.next = true;
+            }
+        }
+        if self.h_valid.val() & self.phase.q.val() {
+            if self.h_inl.val() {
+                self.pay_v.next = true;
+                self.pay_last.next = true;
+                self.m_pay_tdata.next = self.inl_w.val();
+            } else {
+                self.pay_v.next = self.s_dma_rd_resp_valid.val();
+                self.s_dma_rd_resp_ready.next = self.m_pay_tready.val();
+            }
+        }
+        self.m_pkt_valid.next = self.pkt_v.val();
+        self.m_pay_tvalid.next = self.pay_v.val();
+        self.m_pay_tlast.next = self.pay_last.val();
+        self.rec_take.next = self.pkt_v.val() & self.m_pkt_ready.val();
+        self.pay_take.next = self.pay_v.val() & self.m_pay_tready.val();
+        if self.rec_take.val() {
+            if self.h_dma.val() | self.h_inl.val() {
+                self.phase.d.next = true;
+            } else {
+                self.pop.next = true;
+            }
+        }
+        if self.pay_take.val() & self.pay_last.val() {
+            self.pop.next = true;
+            self.phase.d.next = false;
+        }
+
+        self.m_sent_valid.next = self.rec_take.val();
+        self.m_sent_psn.next = self.h_psn.val();
+        self.m_sent_qpn.next = self.h_qpn.val();
+        self.m_sent_last.next = self.h_last.val();
+        self.m_done_valid.next = self.rec_take.val() & self.h_last.val();
+        self.m_done_qpn.next = self.h_qpn.val();
+        self.m_err_valid.next = self.err_now.val();
+        self.m_err_qpn.next = self.h_qpn.val();
+        self.m_err_psn.next = self.h_psn.val();
+
+        // A failed read: every packet of that QP still in the slots is dropped.
+        for i in 0..SLOTS {
+            if self.err_now.val()
+                & self.used[i].q.val()
+                & (self.sqpn[i].q.val() == self.h_qpn.val())
+            {
+                self.dead[i].d.next = true;
+            }
+        }
+
+        self.rd_next.next = self.rd_ptr.q.val();
+        if self.pop.val() {
+            self.rd_next.next = self.rd_ptr.q.val() + self.ptr1.val();
+            for i in 0..SLOTS {
+                if self.rd_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
+                    self.used[i].d.next = false;
+                    self.dead[i].d.next = false;
+                }
+            }
+        }
+        self.rd_ptr.d.next = self.rd_next.val();
+        self.ram.read_address.next = self.rd_next.val().get_bits::<SLOT_AW>(0);
+        self.wr_vis.d.next = self.wr_ptr.q.val();
+
+        // ================= job intake =================
+        self.s_job_ready.next = !self.active.q.val() & !self.err_now.val();
+        self.take_job.next = self.s_job_valid.val() & !self.active.q.val() & !self.err_now.val();
+        self.sp32.lo.next = self.s_job_start_pkt.val();
+        self.sp32.hi.next = self.zero8.val();
+        self.sp_w.next = self.sp32.y.val();
+        // Unknown codes are not defined; they take the 4096-byte branch.
+        self.in_pmtu.next = self.pm_bytes[4].val();
+        self.in_shift.next = self.pm_shift[4].val();
+        for i in 0..4 {
+            if self.s_job_pmtu.val() == self.pm_code[i].val() {
+                self.in_pmtu.next = self.pm_bytes[i].val();
+                self.in_shift.next = self.pm_shift[i].val();
+            }
+        }
+        self.in_off.next = self.sp_w.val() << self.in_shift.val();
+        if self.take_job.val() {
+            self.active.d.next = true;
+            self.j_dst_mac.d.next = self.s_job_dst_mac.val();
+            self.j_src_mac.d.next = self.s_job_src_mac.val();
+            self.j_src_ip.d.next = self.s_job_src_ip.val();
+            self.j_dst_ip.d.next = self.s_job_dst_ip.val();
+            self.j_udp_sport.d.next = self.s_job_udp_sport.val();
+            self.j_dest_qp.d.next = self.s_job_dest_qp.val();
+            self.j_qpn.d.next = self.s_job_qpn.val();
+            self.j_send.d.next = (self.s_job_opcode.val() == self.wr_send.val())
+                | (self.s_job_opcode.val() == self.wr_send_imm.val())
+                | (self.s_job_opcode.val() == self.wr_send_inv.val());
+            self.j_write.d.next = (self.s_job_opcode.val() == self.wr_write.val())
+                | (self.s_job_opcode.val() == self.wr_write_imm.val());
+            self.j_read.d.next = self.s_job_opcode.val() == self.wr_read.val();
+            self.j_atomic.d.next = (self.s_job_opcode.val() == self.wr_cas.val())
+                | (self.s_job_opcode.val() == self.wr_faa.val());
+            self.j_cas.d.next = self.s_job_opcode.val() == self.wr_cas.val();
+            self.j_imm_op.d.next = (self.s_job_opcode.val() == self.wr_send_imm.val())
+                | (self.s_job_opcode.val() == self.wr_write_imm.val());
+            self.j_inv_op.d.next = self.s_job_opcode.val() == self.wr_send_inv.val();
+            // SE goes on the last packet of a SEND (any) or a WRITE_WITH_IMM.
+            self.j_se_op.d.next = self.s_job_solicited.val()
+                & ((self.s_job_opcode.val() == self.wr_send.val())
+                    | (self.s_job_opcode.val() == self.wr_send_imm.val())
+                    | (self.s_job_opcode.val() == self.wr_send_inv.val())
+                    | (self.s_job_opcode.val() == self.wr_write_imm.val()));
+            self.j_inline.d.next = self.s_job_inline.val();
+            self.j_inline_data.d.next = self.s_job_inline_data.val();
+            self.j_len.d.next = self.s_job_len.val();
+            self.j_iova.d.next = self.s_job_iova.val();
+            self.j_remote_va.d.next = self.s_job_remote_va.val();
+            self.j_rkey.d.next = self.s_job_rkey.val();
+            self.j_imm.d.next = self.s_job_imm.val();
+            // AtomicETH: CompareSwap (swap, compare); FetchAdd (add, 0).
+            if self.s_job_opcode.val() == self.wr_cas.val() {
+                self.j_swap_add.d.next = self.s_job_swap.val();
+                self.j_compare.d.next = self.s_job_compare_add.val();
+            } else if self.s_job_opcode.val() == self.wr_faa.val() {
+                self.j_swap_add.d.next = self.s_job_compare_add.val();
+                self.j_compare.d.next = self.zero64.val();
+            } else {
+                self.j_swap_add.d.next = self.zero64.val();
+                self.j_compare.d.next = self.zero64.val();
+            }
+            self.j_pmtu.d.next = self.in_pmtu.val();
+            self.j_off.d.next = self.in_off.val();
+            self.j_rest.d.next = self.s_job_len.val() - self.in_off.val();
+            self.j_psn.d.next = self.s_job_first_psn.val() + self.s_job_start_pkt.val();
+            self.j_stop.d.next = self.s_job_stop_psn.val();
+        }
+
+        // ================= packet generation =================
+        self.off64.lo.next = self.j_off.q.val();
+        self.off64.hi.next = self.zero32.val();
+        self.off_w.next = self.off64.y.val();
+        self.g_first.next = self.j_off.q.val() == self.zero32.val();
+        self.g_last.next = !(self.j_send.q.val() | self.j_write.q.val())
+            | (self.j_rest.q.val() <= self.j_pmtu.q.val());
+        self.g_end.next =
+            self.g_last.val() | ((self.j_psn.q.val() + self.one24.val()) == self.j_stop.q.val());
+        self.g_pay.next = self.zero16.val();
+        if self.j_send.q.val() | self.j_write.q.val() {
+            if self.j_rest.q.val() <= self.j_pmtu.q.val() {
+                self.g_pay.next = self.j_rest.q.val().get_bits::<16>(0);
+            } else {
+                self.g_pay.next = self.j_pmtu.q.val().get_bits::<16>(0);
+            }
+        }
+        self.g_dma.next = !self.j_inline.q.val() & (self.g_pay.val() != self.zero16.val());
+        self.g_inl.next = self.j_inline.q.val() & (self.g_pay.val() != self.zero16.val());
+
+        self.g_opcode.next = self.zero8.val();
+        if self.j_send.q.val() {
+            if self.g_first.val() & self.g_last.val() {
+                if self.j_imm_op.q.val() {
+                    self.g_opcode.next = self.o_send_only_imm.val();
+                } else if self.j_inv_op.q.val() {
+                    self.g_opcode.next = self.o_send_only_inv.val();
+                } else {
+                    self.g_opcode.next = self.o_send_only.val();
+                }
+            } else if self.g_first.val() {
+                self.g_opcode.next = self.o_send_first.val();
+            } else if !self.g_last.val() {
+                self.g_opcode.next = self.o_send_middle.val();
+            } else if self.j_imm_op.q.val() {
+                self.g_opcode.next = self.o_send_last_imm.val();
+            } else if self.j_inv_op.q.val() {
+                self.g_opcode.next = self.o_send_last_inv.val();
+            } else {
+                self.g_opcode.next = self.o_send_last.val();
+            }
+        }
+        if self.j_write.q.val() {
+            if self.g_first.val() & self.g_last.val() {
+                if self.j_imm_op.q.val() {
+                    self.g_opcode.next = self.o_write_only_imm.val();
+                } else {
+                    self.g_opcode.next = self.o_write_only.val();
+                }
+            } else if self.g_first.val() {
+                self.g_opcode.next = self.o_write_first.val();
+            } else if !self.g_last.val() {
+                self.g_opcode.next = self.o_write_middle.val();
+            } else if self.j_imm_op.q.val() {
+                self.g_opcode.next = self.o_write_last_imm.val();
+            } else {
+                self.g_opcode.next = self.o_write_last.val();
+            }
+        }
+        if self.j_read.q.val() {
+            self.g_opcode.next = self.o_read.val();
+        }
+        if self.j_atomic.q.val() {
+            if self.j_cas.q.val() {
+                self.g_opcode.next = self.o_cas.val();
+            } else {
+                self.g_opcode.next = self.o_faa.val();
+            }
+        }
+
+        // RETH on a WRITE's first packet and on a READ request; AtomicETH's va and rkey.
+        self.g_va.next = self.zero64.val();
+        self.g_rkey.next = self.zero32.val();
+        self.g_dma_len.next = self.zero32.val();
+        if (self.j_write.q.val() & self.g_first.val()) | self.j_atomic.q.val() {
+            self.g_va.next = self.j_remote_va.q.val();
+            self.g_rkey.next = self.j_rkey.q.val();
+        }
+        if self.j_write.q.val() & self.g_first.val() {
+            self.g_dma_len.next = self.j_len.q.val();
+        }
+        if self.j_read.q.val() {
+            self.g_va.next = self.j_remote_va.q.val() + self.off_w.val();
+            self.g_rkey.next = self.j_rkey.q.val();
+            self.g_dma_len.next = self.j_rest.q.val();
+        }
+        self.g_imm.next = self.zero32.val();
+        if self.g_last.val() & (self.j_imm_op.q.val() | self.j_inv_op.q.val()) {
+            self.g_imm.next = self.j_imm.q.val();
+        }
+        self.g_se.next = self.g_last.val() & self.j_se_op.q.val();
+        self.g_ack.next =
+            self.g_last.val() | (self.j_psn.q.val().get_bits::<4>(0) == self.low4_ones.val());
+
+        // ---- push the packet into a slot (and its read into the request register) ----
+        self.full.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()) == self.ptr_slots.val();
+        self.req_free.next = !self.req_v.q.val() | self.m_dma_rd_req_ready.val();
+        self.kill_job.next = self.err_now.val() & (self.j_qpn.q.val() == self.h_qpn.val());
+        self.push.next = self.active.q.val()
+            & !self.kill_job.val()
+            & !self.full.val()
+            & (!self.g_dma.val() | self.req_free.val());
+
+        self.rec.dst_mac.next = self.j_dst_mac.q.val();
+        self.rec.src_mac.next = self.j_src_mac.q.val();
+        self.rec.src_ip.next = self.j_src_ip.q.val();
+        self.rec.dst_ip.next = self.j_dst_ip.q.val();
+        self.rec.udp_sport.next = self.j_udp_sport.q.val();
+        self.rec.opcode.next = self.g_opcode.val();
+        self.rec.se.next = self.zero1.val();
+        if self.g_se.val() {
+            self.rec.se.next = self.one1.val();
+        }
+        self.rec.ack_req.next = self.zero1.val();
+        if self.g_ack.val() {
+            self.rec.ack_req.next = self.one1.val();
+        }
+        self.rec.dest_qp.next = self.j_dest_qp.q.val();
+        self.rec.psn.next = self.j_psn.q.val();
+        self.rec.va.next = self.g_va.val();
+        self.rec.rkey.next = self.g_rkey.val();
+        self.rec.dma_len.next = self.g_dma_len.val();
+        self.rec.swap_add.next = self.j_swap_add.q.val();
+        self.rec.compare.next = self.j_compare.q.val();
+        self.rec.orig.next = self.zero64.val();
+        self.rec.syndrome.next = self.zero8.val();
+        self.rec.msn.next = self.zero24.val();
+        self.rec.imm.next = self.g_imm.val();
+        self.rec.payload_len.next = self.g_pay.val();
+        self.rec_src_qp.x.next = self.j_qpn.q.val();
+        self.rec.src_qp.next = self.rec_src_qp.y.val();
+        self.slot_in.rec.next = self.rec.y.val();
+        self.slot_in.inline_data.next = self.j_inline_data.q.val();
+        self.slot_in.dma.next = self.zero1.val();
+        if self.g_dma.val() {
+            self.slot_in.dma.next = self.one1.val();
+        }
+        self.slot_in.inl.next = self.zero1.val();
+        if self.g_inl.val() {
+            self.slot_in.inl.next = self.one1.val();
+        }
+        self.slot_in.last.next = self.zero1.val();
+        if self.g_last.val() {
+            self.slot_in.last.next = self.one1.val();
+        }
+        self.slot_qpn.x.next = self.j_qpn.q.val();
+        self.slot_in.qpn.next = self.slot_qpn.y.val();
+        self.slot_in.psn.next = self.j_psn.q.val();
+        self.ram.write_data.next = self.slot_in.y.val();
+        self.ram.write_address.next = self.wr_ptr.q.val().get_bits::<SLOT_AW>(0);
+        self.ram.write_enable.next = self.push.val();
+
+        self.tag8.lo.next = self.wr_ptr.q.val().get_bits::<SLOT_AW>(0);
+        self.tag8.hi.next = self.zero2.val();
+        if self.req_v.q.val() & self.m_dma_rd_req_ready.val() {
+            self.req_v.d.next = false;
+        }
+        if self.push.val() {
+            self.wr_ptr.d.next = self.wr_ptr.q.val() + self.ptr1.val();
+            for i in 0..SLOTS {
+                if self.wr_ptr.q.val().get_bits::<SLOT_AW>(0) == self.slot_idx[i].val() {
+                    self.used[i].d.next = true;
+                    self.dead[i].d.next = false;
+                    self.sqpn[i].d.next = self.j_qpn.q.val();
+                }
+            }
+            if self.g_dma.val() {
+                self.req_v.d.next = true;
+                self.req_addr.d.next = self.j_iova.q.val() + self.off_w.val();
+                self.req_len.d.next = self.g_pay.val();
+                self.req_tag.d.next = self.tag8.y.val();
+            }
+            if self.g_end.val() {
+                self.active.d.next = false;
+            } else {
+                self.j_off.d.next = self.j_off.q.val() + self.j_pmtu.q.val();
+                self.j_rest.d.next = self.j_rest.q.val() - self.j_pmtu.q.val();
+                self.j_psn.d.next = self.j_psn.q.val() + self.one24.val();
+            }
+        }
+        if self.kill_job.val() {
+            self.active.d.next = false;
+        }
+        self.m_dma_rd_req_valid.next = self.req_v.q.val();
+        self.m_dma_rd_req_addr.next = self.req_addr.q.val();
+        self.m_dma_rd_req_len.next = self.req_len.q.val();
+        self.m_dma_rd_req_tag.next = self.req_tag.q.val();
+
+        if self.reset.val() {
+            self.active.d.next = false;
+            self.req_v.d.next = false;
+            self.wr_ptr.d.next = self.ptr0.val();
+            self.wr_vis.d.next = self.ptr0.val();
+            self.rd_ptr.d.next = self.ptr0.val();
+            self.phase.d.next = false;
+            for i in 0..SLOTS {
+                self.used[i].d.next = false;
+                self.dead[i].d.next = false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use rocenic_model::{build_frame, packets, request_packet, Addr};
+    use rocenic_proto::abi::verbs::{send_flags, WrOpcode};
+    use rocenic_proto::abi::wqe::{SendWqe, Sge, MAX_INLINE};
+    use rocenic_proto::wire::Opcode;
+
+    use super::*;
+    use crate::bench::{Bench, Pattern, Rng};
+    use crate::common::icrc::BEAT_BYTES;
+    use crate::tx::hdr_build::model::Record;
+    use crate::tx::tx_arbiter::{pack, RECORD_FIELDS};
+    use crate::tx::tx_leaves::bytes_from_bits;
+    use crate::QP_LOG;
+
+    /// Host memory: a fixed pseudo-random byte at every address.
+    fn mem(addr: u64) -> u8 {
+        (addr.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8
+    }
+
+    /// Reads touching this page fail (the IOMMU refuses them).
+    const BAD_PAGE: u64 = 0x7000_0000;
+
+    fn hits_bad_page(addr: u64, len: u64) -> bool {
+        addr < BAD_PAGE + 4096 && addr + len > BAD_PAGE
+    }
+
+    /// One job: a validated WQE and what the requester adds to it.
+    #[derive(Clone, Debug)]
+    struct Job {
+        addr: Addr,
+        dest_qp: u32,
+        qpn: u32,
+        wqe: SendWqe,
+        iova: u64,
+        first_psn: u32,
+        pmtu_code: u32,
+        start_pkt: u32,
+        /// Offered only after an error pulse (as a requester gives a failed QP new work).
+        after_error: bool,
+    }
+
+    impl Job {
+        fn len(&self) -> u32 {
+            self.wqe.length()
+        }
+        fn pmtu(&self) -> u32 {
+            128 << self.pmtu_code
+        }
+        fn segmented(&self) -> bool {
+            matches!(
+                self.wqe.opcode,
+                WrOpcode::Send
+                    | WrOpcode::SendWithImm
+                    | WrOpcode::SendWithInv
+                    | WrOpcode::RdmaWrite
+                    | WrOpcode::RdmaWriteWithImm
+            )
+        }
+
+        /// The packets the model sends for this job, from `start_pkt` on.
+        fn packets(&self, id: usize) -> Vec<Expected> {
+            let last = if self.segmented() {
+                packets(self.len(), self.pmtu())
+            } else {
+                self.start_pkt + 1
+            };
+            (self.start_pkt..last)
+                .map(|k| {
+                    let rp = request_packet(
+                        &self.wqe,
+                        self.len(),
+                        self.first_psn,
+                        self.pmtu(),
+                        k,
+                        self.dest_qp,
+                    );
+                    let h = rp.hdr;
+                    let (off, len) = (rp.payload_off, rp.payload_len);
+                    let dma = self.segmented() && !self.wqe.is_inline() && len > 0;
+                    let payload: Vec<u8> = if !self.segmented() {
+                        vec![]
+                    } else if self.wqe.is_inline() {
+                        self.wqe.inline[off as usize..(off + len) as usize].to_vec()
+                    } else {
+                        (0..len as u64)
+                            .map(|i| mem(self.iova + off as u64 + i))
+                            .collect()
+                    };
+                    let (va, rkey, dma_len) = match (h.reth, h.atomic) {
+                        (Some(r), _) => r,
+                        (None, Some((va, rkey, _, _))) => (va, rkey, 0),
+                        _ => (0, 0, 0),
+                    };
+                    let (swap_add, compare) = h.atomic.map_or((0, 0), |a| (a.2, a.3));
+                    let record = Record {
+                        dst_mac: self.addr.dst_mac,
+                        src_mac: self.addr.src_mac,
+                        src_ip: self.addr.src_ip,
+                        dst_ip: self.addr.dst_ip,
+                        udp_sport: self.addr.udp_sport,
+                        opcode: h.opcode,
+                        se: h.solicited,
+                        ack_req: h.ack_req,
+                        dest_qp: h.dest_qp,
+                        psn: h.psn,
+                        va,
+                        rkey,
+                        dma_len,
+                        swap_add,
+                        compare,
+                        orig: 0,
+                        syndrome: 0,
+                        msn: 0,
+                        imm: h.imm.or(h.ieth).unwrap_or(0),
+                        payload,
+                        src_qp: self.qpn,
+                    };
+                    // The record, built by the frame builder's reference, is the model's frame.
+                    assert_eq!(
+                        record.frame(),
+                        build_frame(&self.addr, &h, &record.payload),
+                        "record of {h:?}"
+                    );
+                    Expected {
+                        job: id,
+                        qpn: self.qpn,
+                        psn: h.psn,
+                        last: rp.last_of_message,
+                        fails: dma && hits_bad_page(self.iova + off as u64, u64::from(len)),
+                        record,
+                    }
+                })
+                .collect()
+        }
+
+        fn drive(&self, u: &mut Segmenter<QP_LOG>) {
+            let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+            u.s_job_dst_mac.next = be(&self.addr.dst_mac).into();
+            u.s_job_src_mac.next = be(&self.addr.src_mac).into();
+            u.s_job_src_ip.next = be(&self.addr.src_ip).into();
+            u.s_job_dst_ip.next = be(&self.addr.dst_ip).into();
+            u.s_job_udp_sport.next = u64::from(self.addr.udp_sport).into();
+            u.s_job_dest_qp.next = u64::from(self.dest_qp).into();
+            u.s_job_qpn.next = u64::from(self.qpn).into();
+            u.s_job_opcode.next = u64::from(u8::from(self.wqe.opcode)).into();
+            u.s_job_solicited.next = self.wqe.flags & send_flags::SOLICITED != 0;
+            u.s_job_inline.next = self.wqe.is_inline();
+            let mut inl = Bits::<256>::default();
+            for (i, b) in self.wqe.inline.iter().enumerate() {
+                inl.set_bits::<8>(8 * i, u64::from(*b).into());
+            }
+            u.s_job_inline_data.next = inl;
+            u.s_job_len.next = u64::from(self.len()).into();
+            u.s_job_iova.next = self.iova.into();
+            u.s_job_remote_va.next = self.wqe.remote_addr.into();
+            u.s_job_rkey.next = u64::from(self.wqe.rkey).into();
+            u.s_job_imm.next = u64::from(self.wqe.imm_or_inv).into();
+            u.s_job_compare_add.next = self.wqe.compare_add.into();
+            u.s_job_swap.next = self.wqe.swap.into();
+            u.s_job_first_psn.next = u64::from(self.first_psn).into();
+            u.s_job_pmtu.next = u64::from(self.pmtu_code).into();
+            u.s_job_start_pkt.next = u64::from(self.start_pkt).into();
+            u.s_job_stop_psn.next = u64::from((self.first_psn + (1 << 23)) & 0xff_ffff).into();
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    struct Expected {
+        job: usize,
+        qpn: u32,
+        psn: u32,
+        last: bool,
+        fails: bool,
+        record: Record,
+    }
+
+    const ALL_OPS: [WrOpcode; 8] = [
+        WrOpcode::RdmaWrite,
+        WrOpcode::RdmaWriteWithImm,
+        WrOpcode::Send,
+        WrOpcode::SendWithImm,
+        WrOpcode::RdmaRead,
+        WrOpcode::AtomicCmpAndSwp,
+        WrOpcode::AtomicFetchAndAdd,
+        WrOpcode::SendWithInv,
+    ];
+
+    fn random_job(rng: &mut Rng, opcode: WrOpcode, max_len: u64) -> Job {
+        let mut wqe = SendWqe {
+            wr_id: rng.next_u64(),
+            opcode,
+            flags: if rng.percent(50) {
+                send_flags::SOLICITED
+            } else {
+                0
+            } | send_flags::SIGNALED,
+            num_sge: 1,
+            imm_or_inv: rng.next_u64() as u32,
+            remote_addr: rng.next_u64() >> 1,
+            rkey: rng.next_u64() as u32,
+            compare_add: rng.next_u64(),
+            swap: rng.next_u64(),
+            ..SendWqe::default()
+        };
+        let len = match rng.below(4) {
+            0 => rng.below(65),
+            1 => rng.below(600),
+            _ => rng.below(max_len + 1),
+        } as u32;
+        wqe.sge = Sge {
+            addr: rng.next_u64(),
+            length: if opcode.is_atomic() { 8 } else { len },
+            lkey: rng.next_u64() as u32,
+        };
+        let segmented = !matches!(opcode, WrOpcode::RdmaRead) && !opcode.is_atomic();
+        if segmented && rng.percent(20) {
+            wqe.flags |= send_flags::INLINE;
+            wqe.inline_len = rng.below(MAX_INLINE as u64 + 1) as u8;
+            wqe.inline = rng.bytes(MAX_INLINE).try_into().expect("32");
+        }
+        let pmtu_code = 1 + rng.below(5) as u32;
+        let n = packets(wqe.length(), 128 << pmtu_code);
+        let start_pkt = if opcode.is_atomic() || wqe.is_inline() || rng.percent(70) {
+            0
+        } else {
+            rng.below(u64::from(n)) as u32
+        };
+        let first_psn = if rng.percent(25) {
+            0xFF_FFFF - rng.below(6) as u32
+        } else {
+            rng.below(1 << 24) as u32
+        };
+        Job {
+            addr: Addr {
+                src_mac: rng.bytes(6).try_into().expect("6"),
+                dst_mac: rng.bytes(6).try_into().expect("6"),
+                src_ip: rng.bytes(4).try_into().expect("4"),
+                dst_ip: rng.bytes(4).try_into().expect("4"),
+                udp_sport: rng.next_u64() as u16,
+            },
+            dest_qp: rng.below(1 << 24) as u32,
+            qpn: rng.below(4) as u32,
+            wqe,
+            // Away from the bad page (and from wrapping at the top of the address space).
+            iova: 0x1_0000_0000 + (rng.next_u64() >> 24),
+            first_psn,
+            pmtu_code,
+            start_pkt,
+            after_error: false,
+        }
+    }
+
+    /// The DMA read port: requests accepted under a pattern, each answered `latency` cycles
+    /// later, in order, beats offered under the pattern.
+    struct Dma {
+        latency: u64,
+        pending: VecDeque<(u64, u64, u16, u8)>,
+        beats: VecDeque<(Bits<DATA_BITS>, bool, bool, u8)>,
+        offered: bool,
+        requests: usize,
+    }
+
+    impl Dma {
+        fn new(latency: u64) -> Dma {
+            Dma {
+                latency,
+                pending: VecDeque::new(),
+                beats: VecDeque::new(),
+                offered: false,
+                requests: 0,
+            }
+        }
+
+        /// Moves due requests into beats.
+        fn advance(&mut self, now: u64) {
+            while self.beats.is_empty() {
+                let Some(&(due, addr, len, tag)) = self.pending.front() else {
+                    return;
+                };
+                if due > now {
+                    return;
+                }
+                self.pending.pop_front();
+                if hits_bad_page(addr, u64::from(len)) {
+                    self.beats.push_back((Bits::default(), true, true, tag));
+                    continue;
+                }
+                let n = usize::from(len).div_ceil(BEAT_BYTES);
+                for b in 0..n {
+                    let mut data = [0u8; BEAT_BYTES];
+                    for (lane, byte) in data.iter_mut().enumerate() {
+                        let at = (b * BEAT_BYTES + lane) as u64;
+                        if at < u64::from(len) {
+                            *byte = mem(addr + at);
+                        }
+                    }
+                    self.beats.push_back((
+                        crate::common::icrc::beat_from_bytes(&data),
+                        b + 1 == n,
+                        false,
+                        tag,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// What a run saw.
+    #[derive(Default, Debug)]
+    struct Seen {
+        packets: usize,
+        payload_bytes: usize,
+        errors: usize,
+        done: usize,
+        /// Cycle of each job's acceptance and of its first record.
+        accepted_at: Vec<u64>,
+        first_record_at: Vec<Option<u64>>,
+        /// Cycles of the first and last payload beats.
+        first_beat: Option<u64>,
+        last_beat: Option<u64>,
+        opcodes: Vec<u8>,
+    }
+
+    fn record_fields(bits: &Bits<RECORD_BITS>) -> Vec<u64> {
+        let mut at = 0;
+        RECORD_FIELDS
+            .iter()
+            .map(|&(_, w)| {
+                let v = (0..w).fold(0u64, |a, i| a | (u64::from(bits.get_bit(at + i)) << i));
+                at += w;
+                v
+            })
+            .collect()
+    }
+
+    /// Runs `jobs` through the block. `pattern` drives the job source and the DMA
+    /// responses (valid) and the record, payload and DMA request sinks (ready).
+    fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
+        let mut rng = Rng::new(seed);
+        let mut b = Bench::new(Segmenter::<QP_LOG>::new(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.uut.reset.next = false;
+        let mut dma = Dma::new(latency);
+        let mut expected: VecDeque<Expected> = VecDeque::new();
+        let mut pay_expected: VecDeque<Vec<u8>> = VecDeque::new();
+        let mut pay_got: Vec<u8> = Vec::new();
+        let mut next_job = 0;
+        let mut job_on = false;
+        let mut seen = Seen {
+            first_record_at: vec![None; jobs.len()],
+            accepted_at: vec![0; jobs.len()],
+            ..Seen::default()
+        };
+        let mut idle = 0;
+        loop {
+            let now = b.cycle();
+            if next_job < jobs.len()
+                && !job_on
+                && (!jobs[next_job].after_error || seen.errors > 0)
+                && rng.percent(pattern.valid_pct)
+            {
+                job_on = true;
+                jobs[next_job].drive(&mut b.uut);
+            }
+            b.uut.s_job_valid.next = job_on;
+            dma.advance(now);
+            if !dma.offered && !dma.beats.is_empty() && rng.percent(pattern.valid_pct) {
+                dma.offered = true;
+            }
+            let u = &mut b.uut;
+            u.s_dma_rd_resp_valid.next = dma.offered;
+            if let Some(&(data, last, err, tag)) = dma.beats.front() {
+                u.s_dma_rd_resp_data.next = data;
+                u.s_dma_rd_resp_last.next = last;
+                u.s_dma_rd_resp_err.next = err;
+                u.s_dma_rd_resp_tag.next = u64::from(tag).into();
+            }
+            u.m_dma_rd_req_ready.next = rng.percent(pattern.ready_pct);
+            u.m_pkt_ready.next = rng.percent(pattern.ready_pct);
+            u.m_pay_tready.next = rng.percent(pattern.ready_pct);
+            b.settle();
+            let u = &b.uut;
+            let mut busy = false;
+            if u.s_job_valid.val() && u.s_job_ready.val() {
+                let mut pk = jobs[next_job].packets(next_job);
+                seen.accepted_at[next_job] = now;
+                expected.extend(pk.drain(..));
+                next_job += 1;
+                job_on = false;
+                busy = true;
+            }
+            if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
+                let (addr, len, tag) = (
+                    u.m_dma_rd_req_addr.val().to_u64(),
+                    u.m_dma_rd_req_len.val().to_u64() as u16,
+                    u.m_dma_rd_req_tag.val().to_u64() as u8,
+                );
+                assert!((1..=4096).contains(&len), "read length {len}");
+                dma.pending.push_back((now + dma.latency, addr, len, tag));
+                dma.requests += 1;
+                busy = true;
+            }
+            if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+                dma.beats.pop_front();
+                dma.offered = false;
+                busy = true;
+            }
+            assert_eq!(
+                u.m_sent_valid.val(),
+                u.m_pkt_valid.val() && u.m_pkt_ready.val(),
+                "m_sent pulses with each record taken"
+            );
+            if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+                let want = expected.pop_front().expect("a record nobody expected");
+                assert!(
+                    !want.fails,
+                    "the packet of a failed read was sent: {want:?}"
+                );
+                let got = u.m_pkt_data.val();
+                assert_eq!(
+                    record_fields(&got),
+                    record_fields(&pack(&want.record.fields())),
+                    "record of job {} psn {:#x} ({:?})",
+                    want.job,
+                    want.psn,
+                    want.record.opcode
+                );
+                assert_eq!(got, pack(&want.record.fields()));
+                assert_eq!(u.m_sent_psn.val().to_u64(), u64::from(want.psn));
+                assert_eq!(u.m_sent_qpn.val().to_u64(), u64::from(want.qpn));
+                assert_eq!(u.m_sent_last.val(), want.last);
+                assert_eq!(u.m_done_valid.val(), want.last);
+                if want.last {
+                    assert_eq!(u.m_done_qpn.val().to_u64(), u64::from(want.qpn));
+                    seen.done += 1;
+                }
+                if !want.record.payload.is_empty() {
+                    pay_expected.push_back(want.record.payload.clone());
+                }
+                seen.first_record_at[want.job].get_or_insert(now);
+                seen.opcodes.push(u8::from(want.record.opcode));
+                seen.packets += 1;
+                busy = true;
+            } else {
+                assert!(!u.m_done_valid.val(), "m_done without a record");
+            }
+            if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+                let want = pay_expected
+                    .front()
+                    .expect("a payload beat before its record");
+                let bytes = bytes_from_bits(u.m_pay_tdata.val());
+                let at = pay_got.len();
+                let n = (want.len() - at).min(BEAT_BYTES);
+                pay_got.extend_from_slice(&bytes[..n]);
+                assert_eq!(
+                    u.m_pay_tlast.val(),
+                    pay_got.len() == want.len(),
+                    "tlast on the payload's last beat"
+                );
+                if u.m_pay_tlast.val() {
+                    assert_eq!(&pay_got, want, "payload bytes");
+                    seen.payload_bytes += pay_got.len();
+                    pay_got.clear();
+                    pay_expected.pop_front();
+                }
+                seen.first_beat.get_or_insert(now);
+                seen.last_beat = Some(now);
+                busy = true;
+            }
+            if u.m_err_valid.val() {
+                let want = expected.pop_front().expect("an error nobody expected");
+                assert!(want.fails, "error pulse for a good read: {want:?}");
+                assert_eq!(u.m_err_qpn.val().to_u64(), u64::from(want.qpn));
+                assert_eq!(u.m_err_psn.val().to_u64(), u64::from(want.psn));
+                assert!(!u.s_job_ready.val(), "no job taken with an error pulse");
+                // The model purges the QP's frames: nothing more of it is sent.
+                expected.retain(|e| e.qpn != want.qpn);
+                seen.errors += 1;
+                busy = true;
+            }
+            b.tick();
+            idle = if busy { 0 } else { idle + 1 };
+            let drained = next_job == jobs.len()
+                && expected.is_empty()
+                && pay_expected.is_empty()
+                && dma.pending.is_empty()
+                && dma.beats.is_empty();
+            if drained {
+                break;
+            }
+            assert!(
+                idle < 400 + dma.latency,
+                "stuck at cycle {now}: {} expected, job {next_job}",
+                expected.len()
+            );
+        }
+        // Nothing more comes out.
+        for _ in 0..5 {
+            b.settle();
+            assert!(!b.uut.m_pkt_valid.val() && !b.uut.m_pay_tvalid.val());
+            assert!(!b.uut.m_dma_rd_req_valid.val());
+            b.tick();
+        }
+        seen
+    }
+
+    #[test]
+    fn record_layout_is_the_arbiters() {
+        let names: Vec<(&str, usize)> = rec_layout::FIELDS.to_vec();
+        assert_eq!(names, RECORD_FIELDS.to_vec());
+        // The wire opcodes of the block are the proto's.
+        for (v, o) in [
+            (op::SEND_FIRST, Opcode::SendFirst),
+            (op::SEND_MIDDLE, Opcode::SendMiddle),
+            (op::SEND_LAST, Opcode::SendLast),
+            (op::SEND_LAST_IMM, Opcode::SendLastWithImmediate),
+            (op::SEND_ONLY, Opcode::SendOnly),
+            (op::SEND_ONLY_IMM, Opcode::SendOnlyWithImmediate),
+            (op::WRITE_FIRST, Opcode::RdmaWriteFirst),
+            (op::WRITE_MIDDLE, Opcode::RdmaWriteMiddle),
+            (op::WRITE_LAST, Opcode::RdmaWriteLast),
+            (op::WRITE_LAST_IMM, Opcode::RdmaWriteLastWithImmediate),
+            (op::WRITE_ONLY, Opcode::RdmaWriteOnly),
+            (op::WRITE_ONLY_IMM, Opcode::RdmaWriteOnlyWithImmediate),
+            (op::READ_REQUEST, Opcode::RdmaReadRequest),
+            (op::COMPARE_SWAP, Opcode::CompareSwap),
+            (op::FETCH_ADD, Opcode::FetchAdd),
+            (op::SEND_LAST_INV, Opcode::SendLastWithInvalidate),
+            (op::SEND_ONLY_INV, Opcode::SendOnlyWithInvalidate),
+        ] {
+            assert_eq!(v, u64::from(u8::from(o)), "{o:?}");
+        }
+        for (v, o) in [
+            (wr::RDMA_WRITE, WrOpcode::RdmaWrite),
+            (wr::RDMA_WRITE_WITH_IMM, WrOpcode::RdmaWriteWithImm),
+            (wr::SEND, WrOpcode::Send),
+            (wr::SEND_WITH_IMM, WrOpcode::SendWithImm),
+            (wr::RDMA_READ, WrOpcode::RdmaRead),
+            (wr::ATOMIC_CMP_AND_SWP, WrOpcode::AtomicCmpAndSwp),
+            (wr::ATOMIC_FETCH_AND_ADD, WrOpcode::AtomicFetchAndAdd),
+            (wr::SEND_WITH_INV, WrOpcode::SendWithInv),
+        ] {
+            assert_eq!(v, u64::from(u8::from(o)), "{o:?}");
+        }
+    }
+
+    /// `count` random jobs cycling through every opcode.
+    fn random_jobs(rng: &mut Rng, count: usize, max_len: u64) -> Vec<Job> {
+        (0..count)
+            .map(|i| random_job(rng, ALL_OPS[i % ALL_OPS.len()], max_len))
+            .collect()
+    }
+
+    #[test]
+    fn every_opcode_under_every_pattern() {
+        let mut opcodes = std::collections::BTreeSet::new();
+        let (mut wraps, mut resumed, mut inline, mut empty) = (0, 0, 0, 0);
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let mut rng = Rng::new(0x5E6 + i as u64);
+            let count = if p.ready_pct < 20 { 12 } else { 32 };
+            let jobs = random_jobs(&mut rng, count, 3 * 4096 + 1);
+            for j in &jobs {
+                let n = j.packets(0).len() as u32;
+                wraps += usize::from(j.first_psn + j.start_pkt + n > 1 << 24);
+                resumed += usize::from(j.start_pkt > 0);
+                inline += usize::from(j.wqe.is_inline());
+                empty += usize::from(j.len() == 0);
+            }
+            let seen = run(&jobs, p, 3 + rng.below(30), 0x100 + i as u64);
+            assert_eq!(seen.done, jobs.len());
+            opcodes.extend(seen.opcodes);
+        }
+        assert_eq!(opcodes.len(), 17, "every request opcode sent: {opcodes:x?}");
+        assert!(
+            wraps > 3 && resumed > 3 && inline > 3 && empty > 0,
+            "wraps {wraps}, resumed {resumed}, inline {inline}, empty {empty}"
+        );
+    }
+
+    /// A message of `len` bytes with one opcode at one PMTU.
+    fn message(rng: &mut Rng, opcode: WrOpcode, len: u32, pmtu_code: u32) -> Job {
+        let mut j = random_job(rng, opcode, 0);
+        j.wqe.flags &= !send_flags::INLINE;
+        j.wqe.sge.length = len;
+        j.pmtu_code = pmtu_code;
+        j.start_pkt = 0;
+        j
+    }
+
+    #[test]
+    fn lengths_at_every_pmtu_boundary() {
+        let mut rng = Rng::new(0xB0B);
+        let mut jobs = Vec::new();
+        for code in 1..=5u32 {
+            let pmtu = 128 << code;
+            for len in [0, 1, 63, 64, 65, pmtu - 1, pmtu, pmtu + 1, 2 * pmtu + 7] {
+                let op = [WrOpcode::Send, WrOpcode::RdmaWriteWithImm][jobs.len() % 2];
+                jobs.push(message(&mut rng, op, len, code));
+            }
+        }
+        let seen = run(&jobs, Pattern::SWEEP[3], 9, 0xB0B);
+        assert_eq!(seen.done, jobs.len());
+    }
+
+    #[test]
+    fn a_failed_read_stops_its_qp_only() {
+        for (i, p) in [Pattern::SWEEP[0], Pattern::SWEEP[3]]
+            .into_iter()
+            .enumerate()
+        {
+            let mut rng = Rng::new(0xE11 + i as u64);
+            let mut jobs = Vec::new();
+            // QP 1: a WRITE whose third packet reads the bad page, then a SEND queued
+            // behind it; QP 2's messages around them must all go out.
+            let mut w = message(&mut rng, WrOpcode::RdmaWrite, 5 * 1024 + 9, 3);
+            w.qpn = 1;
+            w.iova = BAD_PAGE - 2 * 1024 - 5;
+            let mut s = message(&mut rng, WrOpcode::Send, 3000, 3);
+            s.qpn = 1;
+            for q in [2, 2] {
+                let mut o = message(&mut rng, WrOpcode::Send, 2500, 3);
+                o.qpn = q;
+                jobs.push(o);
+            }
+            jobs.insert(1, w);
+            jobs.insert(2, s);
+            let mut later = message(&mut rng, WrOpcode::RdmaWrite, 700, 1);
+            later.qpn = 2;
+            jobs.push(later);
+            let seen = run(&jobs, p, 40, 0xE11 + i as u64);
+            assert_eq!(seen.errors, 1, "one error pulse");
+            // The WRITE's first two packets went, then nothing more of QP 1.
+            assert_eq!(seen.done, jobs.len() - 2);
+            assert!(seen.first_record_at[1].is_some());
+            assert!(seen.first_record_at[2].is_none());
+        }
+        // After the pulse, the requester may give the QP new jobs: they are sent.
+        let mut rng = Rng::new(0xE13);
+        let mut bad = message(&mut rng, WrOpcode::Send, 300, 1);
+        bad.qpn = 3;
+        bad.iova = BAD_PAGE + 100;
+        let mut next = message(&mut rng, WrOpcode::Send, 300, 1);
+        next.qpn = 3;
+        next.after_error = true;
+        let seen = run(&[bad, next], Pattern::SWEEP[0], 20, 0xE13);
+        assert_eq!((seen.errors, seen.done), (1, 1));
+    }
+
+    #[test]
+    fn latency_and_throughput_with_a_250_cycle_dma() {
+        let mut rng = Rng::new(0x7A7);
+        // Latency: a READ request (no payload) and a 64-byte SEND, one at a time.
+        let read = message(&mut rng, WrOpcode::RdmaRead, 4096, 5);
+        let seen = run(&[read], Pattern::SWEEP[0], 250, 1);
+        let read_latency = seen.first_record_at[0].unwrap() - seen.accepted_at[0];
+        let send = message(&mut rng, WrOpcode::Send, 64, 5);
+        let seen = run(&[send], Pattern::SWEEP[0], 250, 2);
+        let send_latency = seen.first_record_at[0].unwrap() - seen.accepted_at[0];
+        println!("job accepted -> first record: READ {read_latency} cycles, SEND {send_latency} cycles (DMA latency 250)");
+        assert!(read_latency <= 3, "READ {read_latency}");
+        assert!(send_latency <= 250 + 5, "SEND {send_latency}");
+        // Throughput: long WRITEs at full rate, payload bytes per cycle from the first
+        // payload beat to the last. The floors hold the 64 slots: at PMTU 256 and 512 the
+        // slots in flight bound the rate (16 slots gave 19.3 and 40.7 bytes/cycle there);
+        // with 64 the output's record cycle per packet does (5 and 9 cycles a packet).
+        for (code, len, floor) in [
+            (5u32, 64 * 1024u32, 63.0),
+            (3, 32 * 1024, 58.0),
+            (2, 16 * 1024, 54.0),
+            (1, 16 * 1024, 48.0),
+        ] {
+            let w = message(&mut rng, WrOpcode::RdmaWrite, len, code);
+            let seen = run(&[w], Pattern::SWEEP[0], 250, 3);
+            let cycles = seen.last_beat.unwrap() - seen.first_beat.unwrap() + 1;
+            let rate = f64::from(len) / cycles as f64;
+            println!(
+                "PMTU {}: {len} bytes in {cycles} cycles from the first payload beat: {rate:.1} bytes/cycle",
+                128 << code
+            );
+            assert!(rate >= floor, "PMTU {}: {rate:.1} bytes/cycle", 128 << code);
+        }
+    }
+}

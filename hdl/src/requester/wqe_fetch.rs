@@ -1,0 +1,913 @@
+//! `RingFetch`: reads 64-byte WQEs from a QP's ring (SQ or RQ) by DMA and keeps a few
+//! ahead; `WqeFetch`: a `RingFetch` on the SQ that decodes the send WQE.
+//!
+//! ```text
+//!  s_req {qpn, ring, log, index, posted}
+//!     --> hit (the prefetch buffer holds (qpn, index))? --> buffer RAM --> m_ent (the 64 bytes)
+//!     --> miss: ONE DMA read of n = min(posted, BUF, slots to the ring's end) slots from
+//!         `index` on --> beats into the buffer (tagged qpn, index, n) --> m_ent
+//!         (err, n > 1) --> the same request again as a 64-byte read
+//!         (err, n = 1) --> m_err pulse
+//!  WqeFetch: m_ent --> SendWqe decode --> m_wqe
+//! ```
+//!
+//! The slot is `index mod 2^log` of the ring at IOVA `ring << 6` (the `qpc` table's
+//! `sq_ring`/`sq_log` or `rq_ring`/`rq_log` fields, as the model's `fetch_wqe` reads
+//! `sq_iova + 64 * slot` and its responder the receive WQE). `WqeFetch`'s decode is the
+//! ABI's `SendWqe::from_bytes` (`proto/src/abi/wqe.rs`), which the bench holds it to:
+//! little-endian fields at their offsets; with `flags & INLINE` the 32 bytes at 0x20 are
+//! the inline payload and `compare_add`, `swap` and the SGE read as zero, without it the
+//! inline bytes read as zero. No validation here (the requester validates, as the model's
+//! `validate_wqe`; the responder decodes its receive WQEs itself).
+//!
+//! # The prefetch buffer
+//!
+//! `s_req_posted` is how many WQEs are posted from `index` on (`pi - index`): only those
+//! are read, so every WQE kept is one the host handed over at a doorbell and may not change
+//! until it completes (after it is fetched), and a WQE served from the buffer is the one the
+//! model reads at fetch time. A miss reads `n` = min(posted, [`BUF`], slots to the ring's
+//! wrap) slots (at least one) in one request (`n * 64` bytes, `n` beats) and keeps them in
+//! a [`BUF`] x 512-bit RAM tagged (qpn, first index, n); a later request of that QP whose
+//! index lies in `first .. first + n` (the full 32-bit free-running index) is a hit: no
+//! DMA. `s_inv` (a pulse, or held: the user's QP clear, a RESET or DESTROYED QP whose
+//! indices start again with other contents) empties the buffer, also a fill in flight (the
+//! fill's own WQE is still answered). Go-back-N and the flushes ask again for WQEs already
+//! fetched: hits when still held.
+//!
+//! A multi-slot read refused (`err`: one beat) does not fail the WQE: another slot of the
+//! read may lie on an unmapped page. The request is read again alone (64 bytes), and only
+//! that read's refusal pulses `m_err_*` (the model then counts a DMA fault).
+//!
+//! One request at a time. Latency: a hit is offered 2 cycles after the request is taken;
+//! a miss issues its read 1 cycle after, and offers the WQE 1 cycle after the read's last
+//! beat.
+
+use crate::common::cat::Cat;
+use crate::common::icrc::DATA_BITS;
+use crate::prelude::*;
+
+/// WQEs one miss reads at most (the prefetch buffer's depth).
+pub const BUF: u64 = 8;
+/// log2 of [`BUF`] (the buffer RAM's address width).
+const BUF_LOG: usize = 3;
+
+// The send WQE's bit offsets in `WqeFetch::update` (literals, as `#[hdl_gen]` wants them)
+// are the host ABI's byte offsets (`rocenic_proto::abi::wqe::field`) times 8.
+const _: () = {
+    use rocenic_proto::abi::wqe::field as f;
+    assert!(f::WR_ID * 8 == 0 && f::OPCODE * 8 == 64 && f::FLAGS * 8 == 72);
+    assert!(f::INLINE_LEN * 8 == 80 && f::NUM_SGE * 8 == 88 && f::IMM * 8 == 96);
+    assert!(f::REMOTE_ADDR * 8 == 128 && f::RKEY * 8 == 192 && (f::RKEY + 4) * 8 == 224);
+    assert!(f::INLINE * 8 == 256 && f::COMPARE_ADD * 8 == 256 && f::SWAP * 8 == 320);
+    assert!(f::SGE * 8 == 384 && (f::SGE + 8) * 8 == 448 && (f::SGE + 12) * 8 == 480);
+    assert!(rocenic_proto::abi::wqe::MAX_INLINE * 8 == 256);
+};
+
+const IDLE: u64 = 0;
+const REQ: u64 = 1;
+const WAIT: u64 = 2;
+const OUT: u64 = 3;
+const HIT: u64 = 4;
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.into())
+}
+
+/// The ring reader with its prefetch buffer; see the [module docs](self).
+#[derive(LogicBlock)]
+pub struct RingFetch<const QA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// A WQE to fetch: the QP, its ring (IOVA >> 6) and size (log2 entries), the
+    /// free-running index, and how many WQEs are posted from it on (`pi - index`).
+    pub s_req_valid: Signal<In, Bit>,
+    pub s_req_ready: Signal<Out, Bit>,
+    pub s_req_qpn: Signal<In, Bits<QA>>,
+    pub s_req_ring: Signal<In, Bits<58>>,
+    pub s_req_log: Signal<In, Bits<4>>,
+    pub s_req_index: Signal<In, Bits<32>>,
+    pub s_req_posted: Signal<In, Bits<32>>,
+    /// Forget every WQE held (a QP was reset or destroyed); may be held high.
+    pub s_inv: Signal<In, Bit>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    /// The WQE's 64 bytes (byte `i` in bits `8i..8i+7`), with the request's QP and index.
+    pub m_ent_valid: Signal<Out, Bit>,
+    pub m_ent_ready: Signal<In, Bit>,
+    pub m_ent_qpn: Signal<Out, Bits<QA>>,
+    pub m_ent_index: Signal<Out, Bits<32>>,
+    pub m_ent_beat: Signal<Out, Bits<DATA_BITS>>,
+
+    /// Pulse: the read of the WQE failed.
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
+    pub m_err_index: Signal<Out, Bits<32>>,
+
+    state: DFF<Bits<3>>,
+    qpn: DFF<Bits<QA>>,
+    index: DFF<Bits<32>>,
+    addr: DFF<Bits<64>>,
+    beat: DFF<Bits<DATA_BITS>>,
+    /// The beat the read in flight expects next.
+    cnt: DFF<Bits<BUF_LOG>>,
+    /// The buffer: valid, its QP, first index and count (while it fills, `buf_n` is also
+    /// the count of slots the read in flight asks for); `stale`: an `s_inv` during the
+    /// fill (the fill is not kept).
+    buf_v: DFF<Bit>,
+    buf_qpn: DFF<Bits<QA>>,
+    buf_first: DFF<Bits<32>>,
+    buf_n: DFF<Bits<32>>,
+    stale: DFF<Bit>,
+    held: RAM<Bits<DATA_BITS>, BUF_LOG>,
+    slot58: Cat<26, 32, 58>,
+    addr64: Cat<58, 6, 64>,
+    slot: Signal<Local, Bits<32>>,
+    to_wrap: Signal<Local, Bits<32>>,
+    nn: Signal<Local, Bits<32>>,
+    off: Signal<Local, Bits<32>>,
+    hit: Signal<Local, Bit>,
+    unused_tag: Signal<Local, Bits<8>>,
+
+    st_idle: Constant<Bits<3>>,
+    st_req: Constant<Bits<3>>,
+    st_wait: Constant<Bits<3>>,
+    st_out: Constant<Bits<3>>,
+    st_hit: Constant<Bits<3>>,
+    ones32: Constant<Bits<32>>,
+    one32: Constant<Bits<32>>,
+    buf32: Constant<Bits<32>>,
+    zero6: Constant<Bits<6>>,
+    zero26: Constant<Bits<26>>,
+    zero32: Constant<Bits<32>>,
+    zero_cnt: Constant<Bits<BUF_LOG>>,
+    six: Constant<Bits<3>>,
+    one_cnt: Constant<Bits<BUF_LOG>>,
+    tag: Constant<Bits<8>>,
+}
+
+impl<const QA: usize> Default for RingFetch<QA> {
+    fn default() -> Self {
+        RingFetch {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_qpn: Default::default(),
+            s_req_ring: Default::default(),
+            s_req_log: Default::default(),
+            s_req_index: Default::default(),
+            s_req_posted: Default::default(),
+            s_inv: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_ent_valid: Default::default(),
+            m_ent_ready: Default::default(),
+            m_ent_qpn: Default::default(),
+            m_ent_index: Default::default(),
+            m_ent_beat: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_index: Default::default(),
+            state: Default::default(),
+            qpn: Default::default(),
+            index: Default::default(),
+            addr: Default::default(),
+            beat: Default::default(),
+            cnt: Default::default(),
+            buf_v: Default::default(),
+            buf_qpn: Default::default(),
+            buf_first: Default::default(),
+            buf_n: Default::default(),
+            stale: Default::default(),
+            held: Default::default(),
+            slot58: Default::default(),
+            addr64: Default::default(),
+            slot: Default::default(),
+            to_wrap: Default::default(),
+            nn: Default::default(),
+            off: Default::default(),
+            hit: Default::default(),
+            unused_tag: Default::default(),
+            st_idle: k(IDLE),
+            st_req: k(REQ),
+            st_wait: k(WAIT),
+            st_out: k(OUT),
+            st_hit: k(HIT),
+            ones32: k(0xFFFF_FFFF),
+            one32: k(1),
+            buf32: k(BUF),
+            zero6: k(0),
+            zero26: k(0),
+            zero32: k(0),
+            zero_cnt: k(0),
+            six: k(6),
+            one_cnt: k(1),
+            tag: k(0),
+        }
+    }
+}
+
+impl<const QA: usize> Logic for RingFetch<QA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, qpn, index, addr, beat, cnt, buf_v, buf_qpn, buf_first, buf_n,
+            stale
+        );
+        self.held.read_clock.next = self.clock.val();
+        self.held.write_clock.next = self.clock.val();
+
+        // ---- IDLE: take a request; the slot's address; hit or the read's length ----
+        self.slot.next = self.s_req_index.val() & !(self.ones32.val() << self.s_req_log.val());
+        self.slot58.lo.next = self.slot.val();
+        self.slot58.hi.next = self.zero26.val();
+        self.addr64.hi.next = self.s_req_ring.val() + self.slot58.y.val();
+        self.addr64.lo.next = self.zero6.val();
+        self.to_wrap.next = (self.one32.val() << self.s_req_log.val()) - self.slot.val();
+        self.nn.next = self.buf32.val();
+        if self.s_req_posted.val() < self.nn.val() {
+            self.nn.next = self.s_req_posted.val();
+        }
+        if self.to_wrap.val() < self.nn.val() {
+            self.nn.next = self.to_wrap.val();
+        }
+        if self.nn.val() == self.zero32.val() {
+            self.nn.next = self.one32.val();
+        }
+        self.off.next = self.s_req_index.val() - self.buf_first.q.val();
+        self.hit.next = self.buf_v.q.val()
+            & (self.s_req_qpn.val() == self.buf_qpn.q.val())
+            & (self.off.val() < self.buf_n.q.val())
+            & !self.s_inv.val();
+        self.held.read_address.next = self.off.val().get_bits::<BUF_LOG>(0);
+        self.s_req_ready.next = self.state.q.val() == self.st_idle.val();
+        if self.s_req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
+            self.qpn.d.next = self.s_req_qpn.val();
+            self.index.d.next = self.s_req_index.val();
+            self.addr.d.next = self.addr64.y.val();
+            if self.hit.val() {
+                self.state.d.next = self.st_hit.val();
+            } else {
+                self.cnt.d.next = self.zero_cnt.val();
+                self.buf_v.d.next = false;
+                self.buf_qpn.d.next = self.s_req_qpn.val();
+                self.buf_first.d.next = self.s_req_index.val();
+                self.buf_n.d.next = self.nn.val();
+                self.stale.d.next = false;
+                self.state.d.next = self.st_req.val();
+            }
+        }
+
+        // ---- HIT: the buffer's word (read a cycle ago) ----
+        if self.state.q.val() == self.st_hit.val() {
+            self.beat.d.next = self.held.read_data.val();
+            self.state.d.next = self.st_out.val();
+        }
+
+        // ---- REQ: the read ----
+        self.m_dma_rd_req_valid.next = self.state.q.val() == self.st_req.val();
+        self.m_dma_rd_req_addr.next = self.addr.q.val();
+        self.m_dma_rd_req_len.next = self.buf_n.q.val().get_bits::<16>(0) << self.six.val();
+        self.m_dma_rd_req_tag.next = self.tag.val();
+        if (self.state.q.val() == self.st_req.val()) & self.m_dma_rd_req_ready.val() {
+            self.state.d.next = self.st_wait.val();
+        }
+
+        // ---- WAIT: its n beats into the buffer (the first is the WQE), or the refusal ----
+        self.s_dma_rd_resp_ready.next = self.state.q.val() == self.st_wait.val();
+        // Responses come in order, one read at a time: the tag says nothing new.
+        self.unused_tag.next = self.s_dma_rd_resp_tag.val();
+        self.held.write_address.next = self.cnt.q.val();
+        self.held.write_data.next = self.s_dma_rd_resp_data.val();
+        self.held.write_enable.next = (self.state.q.val() == self.st_wait.val())
+            & self.s_dma_rd_resp_valid.val()
+            & !self.s_dma_rd_resp_err.val();
+        self.m_err_valid.next = false;
+        self.m_err_qpn.next = self.qpn.q.val();
+        self.m_err_index.next = self.index.q.val();
+        if (self.state.q.val() == self.st_wait.val()) & self.s_dma_rd_resp_valid.val() {
+            if self.s_dma_rd_resp_err.val() {
+                if self.buf_n.q.val() == self.one32.val() {
+                    self.m_err_valid.next = true;
+                    self.state.d.next = self.st_idle.val();
+                } else {
+                    // read the requested slot alone
+                    self.buf_n.d.next = self.one32.val();
+                    self.cnt.d.next = self.zero_cnt.val();
+                    self.state.d.next = self.st_req.val();
+                }
+            } else {
+                if self.cnt.q.val() == self.zero_cnt.val() {
+                    self.beat.d.next = self.s_dma_rd_resp_data.val();
+                }
+                self.cnt.d.next = self.cnt.q.val() + self.one_cnt.val();
+                if self.s_dma_rd_resp_last.val() {
+                    self.buf_v.d.next = !self.stale.q.val();
+                    self.state.d.next = self.st_out.val();
+                }
+            }
+        }
+
+        // ---- OUT: the WQE, held until taken ----
+        self.m_ent_valid.next = self.state.q.val() == self.st_out.val();
+        self.m_ent_qpn.next = self.qpn.q.val();
+        self.m_ent_index.next = self.index.q.val();
+        self.m_ent_beat.next = self.beat.q.val();
+        if (self.state.q.val() == self.st_out.val()) & self.m_ent_ready.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+
+        // ---- invalidation: the buffer emptied, a fill in flight not kept ----
+        if self.s_inv.val() {
+            self.buf_v.d.next = false;
+            self.stale.d.next = true;
+        }
+
+        if self.reset.val() {
+            self.state.d.next = self.st_idle.val();
+            self.buf_v.d.next = false;
+        }
+    }
+}
+
+/// A [`RingFetch`] on the SQ with the send WQE decoded; see the [module docs](self).
+#[derive(LogicBlock)]
+pub struct WqeFetch<const QA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    /// A WQE to fetch: the QP, its SQ ring (IOVA >> 6) and size (log2 entries), the
+    /// free-running SQ index, and how many WQEs are posted from it on (`sq_pi - index`).
+    pub s_req_valid: Signal<In, Bit>,
+    pub s_req_ready: Signal<Out, Bit>,
+    pub s_req_qpn: Signal<In, Bits<QA>>,
+    pub s_req_sq_ring: Signal<In, Bits<58>>,
+    pub s_req_sq_log: Signal<In, Bits<4>>,
+    pub s_req_index: Signal<In, Bits<32>>,
+    pub s_req_posted: Signal<In, Bits<32>>,
+    /// Pulse: forget every WQE held (a QP was reset or destroyed).
+    pub s_inv: Signal<In, Bit>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    /// The decoded WQE (`SendWqe`'s fields), with the request's QP and index.
+    pub m_wqe_valid: Signal<Out, Bit>,
+    pub m_wqe_ready: Signal<In, Bit>,
+    pub m_wqe_qpn: Signal<Out, Bits<QA>>,
+    pub m_wqe_index: Signal<Out, Bits<32>>,
+    pub m_wqe_wr_id: Signal<Out, Bits<64>>,
+    pub m_wqe_opcode: Signal<Out, Bits<8>>,
+    pub m_wqe_flags: Signal<Out, Bits<8>>,
+    pub m_wqe_inline_len: Signal<Out, Bits<8>>,
+    pub m_wqe_num_sge: Signal<Out, Bits<8>>,
+    pub m_wqe_imm: Signal<Out, Bits<32>>,
+    pub m_wqe_remote_addr: Signal<Out, Bits<64>>,
+    pub m_wqe_rkey: Signal<Out, Bits<32>>,
+    pub m_wqe_compare_add: Signal<Out, Bits<64>>,
+    pub m_wqe_swap: Signal<Out, Bits<64>>,
+    pub m_wqe_inline: Signal<Out, Bits<256>>,
+    pub m_wqe_sge_addr: Signal<Out, Bits<64>>,
+    pub m_wqe_sge_length: Signal<Out, Bits<32>>,
+    pub m_wqe_sge_lkey: Signal<Out, Bits<32>>,
+
+    /// Pulse: the read of the WQE failed.
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<QA>>,
+    pub m_err_index: Signal<Out, Bits<32>>,
+
+    ring: RingFetch<QA>,
+    is_inline: Signal<Local, Bit>,
+    unused_rsvd: Signal<Local, Bits<32>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    zero256: Constant<Bits<256>>,
+    inline_flag: Constant<Bits<8>>,
+    zero8: Constant<Bits<8>>,
+}
+
+impl<const QA: usize> Default for WqeFetch<QA> {
+    fn default() -> Self {
+        WqeFetch {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_valid: Default::default(),
+            s_req_ready: Default::default(),
+            s_req_qpn: Default::default(),
+            s_req_sq_ring: Default::default(),
+            s_req_sq_log: Default::default(),
+            s_req_index: Default::default(),
+            s_req_posted: Default::default(),
+            s_inv: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_wqe_valid: Default::default(),
+            m_wqe_ready: Default::default(),
+            m_wqe_qpn: Default::default(),
+            m_wqe_index: Default::default(),
+            m_wqe_wr_id: Default::default(),
+            m_wqe_opcode: Default::default(),
+            m_wqe_flags: Default::default(),
+            m_wqe_inline_len: Default::default(),
+            m_wqe_num_sge: Default::default(),
+            m_wqe_imm: Default::default(),
+            m_wqe_remote_addr: Default::default(),
+            m_wqe_rkey: Default::default(),
+            m_wqe_compare_add: Default::default(),
+            m_wqe_swap: Default::default(),
+            m_wqe_inline: Default::default(),
+            m_wqe_sge_addr: Default::default(),
+            m_wqe_sge_length: Default::default(),
+            m_wqe_sge_lkey: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_index: Default::default(),
+            ring: Default::default(),
+            is_inline: Default::default(),
+            unused_rsvd: Default::default(),
+            zero32: k(0),
+            zero64: k(0),
+            zero256: k(0),
+            inline_flag: k(u64::from(rocenic_proto::abi::verbs::send_flags::INLINE)),
+            zero8: k(0),
+        }
+    }
+}
+
+impl<const QA: usize> Logic for WqeFetch<QA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.ring.clock.next = self.clock.val();
+        self.ring.reset.next = self.reset.val();
+        self.ring.s_req_valid.next = self.s_req_valid.val();
+        self.s_req_ready.next = self.ring.s_req_ready.val();
+        self.ring.s_req_qpn.next = self.s_req_qpn.val();
+        self.ring.s_req_ring.next = self.s_req_sq_ring.val();
+        self.ring.s_req_log.next = self.s_req_sq_log.val();
+        self.ring.s_req_index.next = self.s_req_index.val();
+        self.ring.s_req_posted.next = self.s_req_posted.val();
+        self.ring.s_inv.next = self.s_inv.val();
+        self.m_dma_rd_req_valid.next = self.ring.m_dma_rd_req_valid.val();
+        self.ring.m_dma_rd_req_ready.next = self.m_dma_rd_req_ready.val();
+        self.m_dma_rd_req_addr.next = self.ring.m_dma_rd_req_addr.val();
+        self.m_dma_rd_req_len.next = self.ring.m_dma_rd_req_len.val();
+        self.m_dma_rd_req_tag.next = self.ring.m_dma_rd_req_tag.val();
+        self.ring.s_dma_rd_resp_valid.next = self.s_dma_rd_resp_valid.val();
+        self.s_dma_rd_resp_ready.next = self.ring.s_dma_rd_resp_ready.val();
+        self.ring.s_dma_rd_resp_data.next = self.s_dma_rd_resp_data.val();
+        self.ring.s_dma_rd_resp_tag.next = self.s_dma_rd_resp_tag.val();
+        self.ring.s_dma_rd_resp_last.next = self.s_dma_rd_resp_last.val();
+        self.ring.s_dma_rd_resp_err.next = self.s_dma_rd_resp_err.val();
+        self.m_err_valid.next = self.ring.m_err_valid.val();
+        self.m_err_qpn.next = self.ring.m_err_qpn.val();
+        self.m_err_index.next = self.ring.m_err_index.val();
+
+        // ---- the send WQE's fields ----
+        self.m_wqe_valid.next = self.ring.m_ent_valid.val();
+        self.ring.m_ent_ready.next = self.m_wqe_ready.val();
+        self.m_wqe_qpn.next = self.ring.m_ent_qpn.val();
+        self.m_wqe_index.next = self.ring.m_ent_index.val();
+        self.m_wqe_wr_id.next = self.ring.m_ent_beat.val().get_bits::<64>(0);
+        self.m_wqe_opcode.next = self.ring.m_ent_beat.val().get_bits::<8>(64);
+        self.m_wqe_flags.next = self.ring.m_ent_beat.val().get_bits::<8>(72);
+        self.m_wqe_inline_len.next = self.ring.m_ent_beat.val().get_bits::<8>(80);
+        self.m_wqe_num_sge.next = self.ring.m_ent_beat.val().get_bits::<8>(88);
+        self.m_wqe_imm.next = self.ring.m_ent_beat.val().get_bits::<32>(96);
+        self.m_wqe_remote_addr.next = self.ring.m_ent_beat.val().get_bits::<64>(128);
+        self.m_wqe_rkey.next = self.ring.m_ent_beat.val().get_bits::<32>(192);
+        self.unused_rsvd.next = self.ring.m_ent_beat.val().get_bits::<32>(224);
+        self.is_inline.next = (self.ring.m_ent_beat.val().get_bits::<8>(72)
+            & self.inline_flag.val())
+            != self.zero8.val();
+        if self.is_inline.val() {
+            self.m_wqe_compare_add.next = self.zero64.val();
+            self.m_wqe_swap.next = self.zero64.val();
+            self.m_wqe_sge_addr.next = self.zero64.val();
+            self.m_wqe_sge_length.next = self.zero32.val();
+            self.m_wqe_sge_lkey.next = self.zero32.val();
+            self.m_wqe_inline.next = self.ring.m_ent_beat.val().get_bits::<256>(256);
+        } else {
+            self.m_wqe_compare_add.next = self.ring.m_ent_beat.val().get_bits::<64>(256);
+            self.m_wqe_swap.next = self.ring.m_ent_beat.val().get_bits::<64>(320);
+            self.m_wqe_sge_addr.next = self.ring.m_ent_beat.val().get_bits::<64>(384);
+            self.m_wqe_sge_length.next = self.ring.m_ent_beat.val().get_bits::<32>(448);
+            self.m_wqe_sge_lkey.next = self.ring.m_ent_beat.val().get_bits::<32>(480);
+            self.m_wqe_inline.next = self.zero256.val();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet, VecDeque};
+
+    use rocenic_proto::abi::verbs::{send_flags, WrOpcode};
+    use rocenic_proto::abi::wqe::SendWqe;
+    use rocenic_proto::abi::DESC_SIZE;
+
+    use super::*;
+    use crate::bench::{Bench, Pattern, Rng};
+    use crate::tx::tx_leaves::bytes_from_bits;
+    use crate::QP_LOG;
+
+    /// Rings whose IOVA is at or above this fail to read.
+    const BAD_RING: u64 = 0xF000_0000_0000_0000;
+
+    /// A random WQE image: mostly a real WQE (`to_bytes`), sometimes raw random bytes
+    /// (`from_bytes` never fails, and neither does the block).
+    fn random_raw(rng: &mut Rng) -> [u8; DESC_SIZE] {
+        if rng.percent(30) {
+            let mut raw: [u8; DESC_SIZE] = rng.bytes(DESC_SIZE).try_into().expect("64");
+            if rng.percent(50) {
+                raw[9] |= send_flags::INLINE;
+            }
+            return raw;
+        }
+        let inline = rng.percent(30);
+        let w = SendWqe {
+            wr_id: rng.next_u64(),
+            opcode: WrOpcode::from(rng.below(11) as u8),
+            flags: rng.byte() & 0xB | if inline { send_flags::INLINE } else { 0 },
+            inline_len: rng.below(33) as u8,
+            num_sge: rng.below(3) as u8,
+            imm_or_inv: rng.next_u64() as u32,
+            remote_addr: rng.next_u64(),
+            rkey: rng.next_u64() as u32,
+            compare_add: rng.next_u64(),
+            swap: rng.next_u64(),
+            sge: rocenic_proto::abi::wqe::Sge {
+                addr: rng.next_u64(),
+                length: rng.next_u64() as u32,
+                lkey: rng.next_u64() as u32,
+            },
+            inline: rng.bytes(32).try_into().expect("32"),
+        };
+        w.to_bytes()
+    }
+
+    /// The block's outputs as a `SendWqe`.
+    fn wqe_out(u: &WqeFetch<QP_LOG>) -> SendWqe {
+        SendWqe {
+            wr_id: u.m_wqe_wr_id.val().to_u64(),
+            opcode: WrOpcode::from(u.m_wqe_opcode.val().to_u64() as u8),
+            flags: u.m_wqe_flags.val().to_u64() as u8,
+            inline_len: u.m_wqe_inline_len.val().to_u64() as u8,
+            num_sge: u.m_wqe_num_sge.val().to_u64() as u8,
+            imm_or_inv: u.m_wqe_imm.val().to_u64() as u32,
+            remote_addr: u.m_wqe_remote_addr.val().to_u64(),
+            rkey: u.m_wqe_rkey.val().to_u64() as u32,
+            compare_add: u.m_wqe_compare_add.val().to_u64(),
+            swap: u.m_wqe_swap.val().to_u64(),
+            sge: rocenic_proto::abi::wqe::Sge {
+                addr: u.m_wqe_sge_addr.val().to_u64(),
+                length: u.m_wqe_sge_length.val().to_u64() as u32,
+                lkey: u.m_wqe_sge_lkey.val().to_u64() as u32,
+            },
+            inline: bytes_from_bits(u.m_wqe_inline.val())
+                .try_into()
+                .expect("32"),
+        }
+    }
+
+    /// A fetch request: QP, ring (IOVA >> 6), log2 size, index, WQEs posted from it on.
+    #[derive(Clone, Copy, Debug)]
+    struct Req {
+        qpn: u64,
+        ring: u64,
+        sq_log: u64,
+        index: u32,
+        posted: u32,
+    }
+
+    impl Req {
+        fn slot_addr(&self, index: u32) -> u64 {
+            (self.ring << 6) + 64 * (u64::from(index) & ((1 << self.sq_log) - 1))
+        }
+    }
+
+    /// The block, a host memory of WQE slots (random, made on first read, kept) and a DMA
+    /// that answers in order after a random latency; every read is checked against the
+    /// rules (it starts at the requested slot, takes at most min(posted, BUF, to the
+    /// wrap) slots).
+    struct Tb {
+        b: Bench<WqeFetch<QP_LOG>>,
+        rng: Rng,
+        pattern: Pattern,
+        mem: HashMap<u64, [u8; DESC_SIZE]>,
+        /// Slots (addresses) on an unmapped page.
+        bad: HashSet<u64>,
+        /// Reads issued: (address, slots).
+        reads: Vec<(u64, u64)>,
+        /// (due cycle, beats; None = refused) of the reads in flight.
+        pending: VecDeque<(u64, Option<VecDeque<[u8; DESC_SIZE]>>)>,
+        offered: bool,
+    }
+
+    impl Tb {
+        fn new(pattern: Pattern, seed: u64) -> Tb {
+            let mut b = Bench::new(WqeFetch::<QP_LOG>::default(), |u| &mut u.clock);
+            b.uut.reset.next = true;
+            b.tick();
+            b.uut.reset.next = false;
+            Tb {
+                b,
+                rng: Rng::new(seed),
+                pattern,
+                mem: HashMap::new(),
+                bad: HashSet::new(),
+                reads: Vec::new(),
+                pending: VecDeque::new(),
+                offered: false,
+            }
+        }
+
+        fn slot(&mut self, addr: u64) -> [u8; DESC_SIZE] {
+            let rng = &mut self.rng;
+            *self.mem.entry(addr).or_insert_with(|| random_raw(rng))
+        }
+
+        fn readable(&self, addr: u64) -> bool {
+            addr < BAD_RING && !self.bad.contains(&addr)
+        }
+
+        /// A cycle with `s_inv` high and nothing requested.
+        fn invalidate(&mut self) {
+            self.b.uut.s_inv.next = true;
+            self.b.uut.s_req_valid.next = false;
+            self.b.tick();
+            self.b.uut.s_inv.next = false;
+        }
+
+        /// Fetches one WQE; checks the answer (the slot's contents, or a refusal exactly
+        /// when that slot alone cannot be read); returns whether it was fetched.
+        fn fetch(&mut self, r: Req) -> bool {
+            let want_addr = r.slot_addr(r.index);
+            let want_ok = self.readable(want_addr);
+            let want = want_ok.then(|| self.slot(want_addr));
+            let u = &mut self.b.uut;
+            u.s_req_valid.next = true;
+            u.s_req_qpn.next = r.qpn.into();
+            u.s_req_sq_ring.next = r.ring.into();
+            u.s_req_sq_log.next = r.sq_log.into();
+            u.s_req_index.next = u64::from(r.index).into();
+            u.s_req_posted.next = u64::from(r.posted).into();
+            let mut cycles = 0;
+            loop {
+                cycles += 1;
+                assert!(cycles < 400, "stuck");
+                let now = self.b.cycle();
+                let due = self.pending.front().is_some_and(|p| p.0 <= now);
+                if due && !self.offered && self.rng.percent(self.pattern.valid_pct) {
+                    self.offered = true;
+                }
+                let (data, err, last) = match self.pending.front() {
+                    Some((_, Some(beats))) => (beats[0], false, beats.len() == 1),
+                    _ => ([0; DESC_SIZE], true, true),
+                };
+                let rdy_req = self.rng.percent(self.pattern.ready_pct);
+                let rdy_wqe = self.rng.percent(self.pattern.ready_pct);
+                let u = &mut self.b.uut;
+                u.s_dma_rd_resp_valid.next = self.offered;
+                u.s_dma_rd_resp_err.next = err;
+                u.s_dma_rd_resp_last.next = last;
+                u.s_dma_rd_resp_data.next = crate::common::icrc::beat_from_bytes(&data);
+                u.m_dma_rd_req_ready.next = rdy_req;
+                u.m_wqe_ready.next = rdy_wqe;
+                self.b.settle();
+                let u = &self.b.uut;
+                let taken = u.s_req_valid.val() && u.s_req_ready.val();
+                let req = (u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val()).then(|| {
+                    (
+                        u.m_dma_rd_req_addr.val().to_u64(),
+                        u.m_dma_rd_req_len.val().to_u64(),
+                    )
+                });
+                let resp = u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val();
+                let mut finished = false;
+                if u.m_err_valid.val() {
+                    assert!(!want_ok, "error for a readable slot: {r:x?}");
+                    assert_eq!(u.m_err_qpn.val().to_u64(), r.qpn);
+                    assert_eq!(u.m_err_index.val().to_u64(), u64::from(r.index));
+                    finished = true;
+                }
+                if u.m_wqe_valid.val() && u.m_wqe_ready.val() {
+                    let raw = want.expect("a WQE from a slot that cannot be read");
+                    assert_eq!(wqe_out(u), SendWqe::from_bytes(&raw), "{r:x?}");
+                    assert_eq!(u.m_wqe_qpn.val().to_u64(), r.qpn);
+                    assert_eq!(u.m_wqe_index.val().to_u64(), u64::from(r.index));
+                    finished = true;
+                }
+                if resp {
+                    let front = self.pending.front_mut().expect("a read in flight");
+                    match &mut front.1 {
+                        Some(beats) if beats.len() > 1 => {
+                            beats.pop_front();
+                        }
+                        _ => {
+                            self.pending.pop_front();
+                        }
+                    }
+                    self.offered = false;
+                }
+                if let Some((addr, len)) = req {
+                    assert_eq!(addr, want_addr, "a read starts at the requested slot");
+                    assert_eq!(len % 64, 0);
+                    let n = len / 64;
+                    let slot = u64::from(r.index) & ((1 << r.sq_log) - 1);
+                    let max = u64::from(r.posted).min(BUF).min((1 << r.sq_log) - slot);
+                    assert!(n >= 1 && n <= max.max(1), "{n} slots read for {r:x?}");
+                    let ok = (0..n).all(|i| self.readable(addr + 64 * i));
+                    let beats = ok.then(|| (0..n).map(|i| self.slot(addr + 64 * i)).collect());
+                    let due = now + 1 + self.rng.below(20);
+                    self.pending.push_back((due, beats));
+                    self.reads.push((addr, n));
+                }
+                self.b.tick();
+                if taken {
+                    self.b.uut.s_req_valid.next = false;
+                }
+                if finished {
+                    return want_ok;
+                }
+            }
+        }
+    }
+
+    /// Random requests on random rings (some unreadable), random `posted`.
+    fn run(pattern: Pattern, seed: u64, count: usize) -> (usize, usize) {
+        let mut tb = Tb::new(pattern, seed);
+        let (mut fetched, mut refused) = (0, 0);
+        for _ in 0..count {
+            let r = Req {
+                qpn: tb.rng.below(1 << QP_LOG),
+                ring: if tb.rng.percent(10) {
+                    BAD_RING >> 6
+                } else {
+                    tb.rng.next_u64() >> 8
+                },
+                sq_log: tb.rng.below(16),
+                index: tb.rng.next_u64() as u32,
+                posted: tb.rng.below(20) as u32 + 1,
+            };
+            if tb.fetch(r) {
+                fetched += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        (fetched, refused)
+    }
+
+    #[test]
+    fn every_fetch_decodes_as_send_wqe_from_bytes() {
+        let (mut fetched, mut refused) = (0, 0);
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let (f, r) = run(p, 0xF37 + i as u64, 120);
+            fetched += f;
+            refused += r;
+        }
+        assert!(
+            fetched > 400 && refused > 20,
+            "{fetched} fetched, {refused} refused"
+        );
+    }
+
+    /// Walks a QP's SQ in order (with `sq_pi` fixed), re-reads (go-back-N), another QP.
+    #[test]
+    fn fetches_in_order_hit_the_buffer_and_stop_at_the_wrap() {
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let mut tb = Tb::new(p, 0xB0F + i as u64);
+            let q = |index: u32, pi: u32| Req {
+                qpn: 3,
+                ring: 0x1000,
+                sq_log: 4,
+                index,
+                posted: pi - index,
+            };
+            // indices 10..30 of a 16-slot ring, sq_pi 30: reads of 6 (to the wrap), 8, 6
+            for index in 10..30 {
+                assert!(tb.fetch(q(index, 30)));
+            }
+            let base = 0x1000 << 6;
+            assert_eq!(
+                tb.reads,
+                vec![(base + 64 * 10, 6), (base, 8), (base + 64 * 8, 6)],
+                "pattern {i}"
+            );
+            // read again (a rewind): 27 is held, 20 is not
+            tb.reads.clear();
+            assert!(tb.fetch(q(27, 30)));
+            assert!(tb.reads.is_empty(), "a hit reads nothing");
+            assert!(tb.fetch(q(20, 30)));
+            assert_eq!(tb.reads, vec![(base + 64 * 4, 8)]);
+            // the same index of another QP is a miss
+            tb.reads.clear();
+            assert!(tb.fetch(Req {
+                qpn: 4,
+                ..q(21, 30)
+            }));
+            assert_eq!(tb.reads.len(), 1);
+            // one posted: one slot read
+            tb.reads.clear();
+            assert!(tb.fetch(q(40, 41)));
+            assert_eq!(tb.reads, vec![(base + 64 * 8, 1)]);
+        }
+    }
+
+    /// `s_inv` empties the buffer: new contents of the same (qpn, index) are read.
+    #[test]
+    fn invalidation_forgets_the_buffer() {
+        let mut tb = Tb::new(Pattern::SWEEP[0], 0x1A);
+        let r = |index: u32| Req {
+            qpn: 1,
+            ring: 0x2000,
+            sq_log: 6,
+            index,
+            posted: 8 - index,
+        };
+        assert!(tb.fetch(r(0)));
+        assert!(tb.fetch(r(1)));
+        assert_eq!(tb.reads.len(), 1);
+        // the QP reset and posted again: other contents at index 2
+        let a2 = r(2).slot_addr(2);
+        let fresh = random_raw(&mut tb.rng);
+        tb.mem.insert(a2, fresh);
+        tb.invalidate();
+        assert!(tb.fetch(r(2)), "fresh contents read"); // checked against `fresh`
+        assert_eq!(tb.reads.len(), 2);
+    }
+
+    /// A refused multi-slot read is retried for the requested slot alone; only that read's
+    /// refusal is the WQE's.
+    #[test]
+    fn a_refused_prefetch_is_retried_alone() {
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let mut tb = Tb::new(p, 0xE77 + i as u64);
+            let r = |index: u32| Req {
+                qpn: 2,
+                ring: 0x3000,
+                sq_log: 5,
+                index,
+                posted: 16 - index,
+            };
+            let base = 0x3000 << 6;
+            tb.bad.insert(base + 64 * 3);
+            // 0: 8 slots refused (3 is bad), then 0 alone
+            assert!(tb.fetch(r(0)));
+            assert_eq!(tb.reads, vec![(base, 8), (base, 1)], "pattern {i}");
+            // 1: the same (the buffer holds 0 only)
+            assert!(tb.fetch(r(1)));
+            // 3: refused twice: the WQE's error
+            assert!(!tb.fetch(r(3)));
+            assert_eq!(tb.reads.len(), 6);
+            assert_eq!(tb.reads[4..], [(base + 64 * 3, 8), (base + 64 * 3, 1)]);
+            // 4..12: one read, then hits
+            tb.reads.clear();
+            for index in 4..12 {
+                assert!(tb.fetch(r(index)));
+            }
+            assert_eq!(tb.reads, vec![(base + 64 * 4, 8)]);
+        }
+    }
+}

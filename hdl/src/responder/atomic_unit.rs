@@ -1,0 +1,1122 @@
+//! `AtomicUnit`: the responder's atomics (CMP_AND_SWP, FETCH_ADD) and their replay cache.
+//! A checked, translated atomic goes in; a DMA read, the operation, a DMA write and its
+//! status later, the ATOMIC ACKNOWLEDGE record comes out and the original value is
+//! remembered for duplicates, as the model's `exec_atomic`, `atomic_reply` and
+//! `duplicate` do (`rocenic_model::atomic_result`, `REPLAY_DEPTH`).
+//!
+//! ```text
+//!  s_job ----> RD_REQ -> RD_DATA -> WR_REQ -> WR_DATA -> WR_STATUS -> META_RD -> META_WR -> ACK --> m_pkt
+//!  s_replay -> R_META -> R_META2 -> (R_READ -> R_CMP) x count --------------------------> ACK
+//!                                                                          \-> MISS (m_replay_miss)
+//!  DMA error (read or write) -> ERR (m_err), no ACK, nothing remembered
+//! ```
+//!
+//! # Interface
+//!
+//! - `s_job_*` (valid/ready): the header of the ACK (`dst_mac`, `src_mac`, `src_ip`,
+//!   `dst_ip`, `udp_sport`, `dest_qp` (remote QPN), `qpn` (ours, `Q` bits), `psn`, `msn`,
+//!   as in `ReadResp`), `iova` (64, translated; `va % 8` checked by the responder),
+//!   `compare_swap` (1 = CMP_AND_SWP, 0 = FETCH_ADD), `swap_add`, `compare` (64).
+//! - `s_replay_*` (valid/ready): a duplicate atomic, the same header: the QP's cache is
+//!   searched for `psn` (oldest entry first, as the model's `iter().find`); a hit sends the
+//!   ATOMIC ACKNOWLEDGE with the cached original value, a miss sends nothing and pulses
+//!   `m_replay_miss`.
+//! - `s_clear_valid`, `s_clear_qpn`: forget a QP's entries (QP created or reset); one
+//!   write, always taken (no ready). A clear must not name a QP with an atomic or a
+//!   replay in this unit (the responder clears QPs only when they have none in flight).
+//! - `m_dma_rd_*`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
+//!   `m_dma_wr_*`: one 8-byte write (keep 0xff, last), then its status.
+//! - `m_pkt_*`: the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
+//!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, `src_qp` the job's `qpn`,
+//!   no payload (so this block has no payload stream). Unused fields 0.
+//! - `m_err_valid` (pulse), `m_err_qpn`, `m_err_psn`: the read or write was refused: no
+//!   ACK, nothing cached, memory as the IOMMU left it; the responder NAKs Remote
+//!   Operational Error and errors the QP (the model's `exec_atomic` error path).
+//! - `m_busy`: an atomic or replay is in the unit. The responder takes no request while
+//!   it is high, so an atomic's write-back lands before any later request of any QP
+//!   writes or reads host memory (the model executes each request at once, in order).
+//!
+//! # The cache
+//!
+//! `REPLAY_DEPTH` = 16 entries per QP: PSN (24) and original value (64) in two RAMs
+//! addressed `{qpn, slot}`, and per QP a `head` (next slot written, 4 bits) and a `count`
+//! (0..=16) in two small RAMs addressed by QPN. An atomic writes its entry at `head`, then
+//! `head + 1` and `min(count + 1, 16)`: the oldest entry goes when the 17th comes, as the
+//! model's `VecDeque`. The valid entries are the `count` slots before `head`, so a clear is
+//! one write of `count = 0`.
+//!
+//! # Timing
+//!
+//! One operation at a time (atomics are ordered per QP and rare). An atomic takes about
+//! 9 cycles plus the DMA read and write latencies when nothing stalls; a replay takes 4
+//! cycles plus 2 per entry searched (at most 36).
+
+use crate::common::cat::Cat;
+use crate::common::icrc::DATA_BITS;
+use crate::common::zext::ZeroExt;
+use crate::prelude::*;
+use crate::responder::read_resp::{RecordPack, SYNDROME_ACK};
+use crate::tx::tx_arbiter::RECORD_BITS;
+
+/// Atomics remembered per QP (the model's `REPLAY_DEPTH`; the bench checks they agree).
+/// The cache's slot and count widths are written for 16.
+pub const REPLAY_DEPTH: usize = 16;
+
+/// ATOMIC ACKNOWLEDGE (`rocenic_proto::wire::Opcode::AtomicAcknowledge`).
+const OP_ATOMIC_ACK: u64 = 0x12;
+
+/// FSM states.
+const IDLE: u64 = 0;
+const RD_REQ: u64 = 1;
+const RD_DATA: u64 = 2;
+const WR_REQ: u64 = 3;
+const WR_DATA: u64 = 4;
+const WR_STATUS: u64 = 5;
+const META_RD: u64 = 6;
+const META_WR: u64 = 7;
+const ACK: u64 = 8;
+const ERR: u64 = 9;
+const R_META: u64 = 10;
+const R_META2: u64 = 11;
+const R_READ: u64 = 12;
+const R_CMP: u64 = 13;
+const MISS: u64 = 14;
+
+/// The atomic unit; see the [module docs](self). `Q`: bits of a QPN; `QS` must be `Q + 4`
+/// (the cache's address, `{qpn, slot}`; stable Rust cannot compute it in the type).
+#[derive(LogicBlock)]
+pub struct AtomicUnit<const Q: usize, const QS: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    // --- an atomic to execute ---
+    pub s_job_valid: Signal<In, Bit>,
+    pub s_job_ready: Signal<Out, Bit>,
+    pub s_job_dst_mac: Signal<In, Bits<48>>,
+    pub s_job_src_mac: Signal<In, Bits<48>>,
+    pub s_job_src_ip: Signal<In, Bits<32>>,
+    pub s_job_dst_ip: Signal<In, Bits<32>>,
+    pub s_job_udp_sport: Signal<In, Bits<16>>,
+    pub s_job_dest_qp: Signal<In, Bits<24>>,
+    pub s_job_qpn: Signal<In, Bits<Q>>,
+    pub s_job_psn: Signal<In, Bits<24>>,
+    pub s_job_msn: Signal<In, Bits<24>>,
+    pub s_job_iova: Signal<In, Bits<64>>,
+    pub s_job_compare_swap: Signal<In, Bit>,
+    pub s_job_swap_add: Signal<In, Bits<64>>,
+    pub s_job_compare: Signal<In, Bits<64>>,
+
+    // --- a duplicate atomic to answer from the cache ---
+    pub s_replay_valid: Signal<In, Bit>,
+    pub s_replay_ready: Signal<Out, Bit>,
+    pub s_replay_dst_mac: Signal<In, Bits<48>>,
+    pub s_replay_src_mac: Signal<In, Bits<48>>,
+    pub s_replay_src_ip: Signal<In, Bits<32>>,
+    pub s_replay_dst_ip: Signal<In, Bits<32>>,
+    pub s_replay_udp_sport: Signal<In, Bits<16>>,
+    pub s_replay_dest_qp: Signal<In, Bits<24>>,
+    pub s_replay_qpn: Signal<In, Bits<Q>>,
+    pub s_replay_psn: Signal<In, Bits<24>>,
+    pub s_replay_msn: Signal<In, Bits<24>>,
+    pub m_replay_miss: Signal<Out, Bit>,
+
+    // --- forget a QP's entries ---
+    pub s_clear_valid: Signal<In, Bit>,
+    pub s_clear_qpn: Signal<In, Bits<Q>>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    // --- DMA write client ---
+    pub m_dma_wr_req_valid: Signal<Out, Bit>,
+    pub m_dma_wr_req_ready: Signal<In, Bit>,
+    pub m_dma_wr_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_wr_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_wr_data_valid: Signal<Out, Bit>,
+    pub m_dma_wr_data_ready: Signal<In, Bit>,
+    pub m_dma_wr_data_data: Signal<Out, Bits<DATA_BITS>>,
+    pub m_dma_wr_data_keep: Signal<Out, Bits<64>>,
+    pub m_dma_wr_data_last: Signal<Out, Bit>,
+    pub s_dma_wr_status_valid: Signal<In, Bit>,
+    pub s_dma_wr_status_err: Signal<In, Bit>,
+
+    // --- the ATOMIC ACKNOWLEDGE record ---
+    pub m_pkt_valid: Signal<Out, Bit>,
+    pub m_pkt_ready: Signal<In, Bit>,
+    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+
+    // --- DMA failure ---
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<Q>>,
+    pub m_err_psn: Signal<Out, Bits<24>>,
+    /// An atomic or a replay is in this unit (from the cycle after its job was taken until
+    /// its ACK or error has gone): from a register, no path from the inputs.
+    pub m_busy: Signal<Out, Bit>,
+
+    state: DFF<Bits<4>>,
+    h_dst_mac: DFF<Bits<48>>,
+    h_src_mac: DFF<Bits<48>>,
+    h_src_ip: DFF<Bits<32>>,
+    h_dst_ip: DFF<Bits<32>>,
+    h_udp_sport: DFF<Bits<16>>,
+    h_dest_qp: DFF<Bits<24>>,
+    qpn: DFF<Bits<Q>>,
+    psn: DFF<Bits<24>>,
+    msn: DFF<Bits<24>>,
+    iova: DFF<Bits<64>>,
+    compare_swap: DFF<Bit>,
+    swap_add: DFF<Bits<64>>,
+    compare: DFF<Bits<64>>,
+    orig: DFF<Bits<64>>,
+    new_value: DFF<Bits<64>>,
+    head: DFF<Bits<4>>,
+    count: DFF<Bits<5>>,
+    /// Replay: the entry being searched (0 = the oldest).
+    index: DFF<Bits<5>>,
+
+    /// Per QP: next slot to write, entries held.
+    head_ram: RAM<Bits<4>, Q>,
+    count_ram: RAM<Bits<5>, Q>,
+    /// Per `{qpn, slot}`: PSN and original value.
+    psn_ram: RAM<Bits<24>, QS>,
+    orig_ram: RAM<Bits<64>, QS>,
+    cache_wr_addr: Cat<Q, 4, QS>,
+    cache_rd_addr: Cat<Q, 4, QS>,
+    wr_beat: Cat<448, 64, DATA_BITS>,
+    rec: RecordPack,
+    /// The QP as the record's `src_qp`.
+    src_qp: ZeroExt<Q, 24>,
+
+    st_idle: Constant<Bits<4>>,
+    st_rd_req: Constant<Bits<4>>,
+    st_rd_data: Constant<Bits<4>>,
+    st_wr_req: Constant<Bits<4>>,
+    st_wr_data: Constant<Bits<4>>,
+    st_wr_status: Constant<Bits<4>>,
+    st_meta_rd: Constant<Bits<4>>,
+    st_meta_wr: Constant<Bits<4>>,
+    st_ack: Constant<Bits<4>>,
+    st_err: Constant<Bits<4>>,
+    st_r_meta: Constant<Bits<4>>,
+    st_r_meta2: Constant<Bits<4>>,
+    st_r_read: Constant<Bits<4>>,
+    st_r_cmp: Constant<Bits<4>>,
+    st_miss: Constant<Bits<4>>,
+    zero1: Constant<Bits<1>>,
+    zero4: Constant<Bits<4>>,
+    zero5: Constant<Bits<5>>,
+    zero8: Constant<Bits<8>>,
+    zero16: Constant<Bits<16>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    zero448: Constant<Bits<448>>,
+    one4: Constant<Bits<4>>,
+    one5: Constant<Bits<5>>,
+    full5: Constant<Bits<5>>,
+    len8: Constant<Bits<16>>,
+    keep8: Constant<Bits<64>>,
+    syn_ack: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+
+    rd_orig: Signal<Local, Bits<64>>,
+    unused_rd: Signal<Local, Bits<448>>,
+    unused_rd_tag: Signal<Local, Bits<8>>,
+    unused_rd_last: Signal<Local, Bit>,
+    /// Replay: the slot of entry `index`, `head - count + index` (mod 16).
+    slot: Signal<Local, Bits<4>>,
+    count4: Signal<Local, Bits<4>>,
+    index4: Signal<Local, Bits<4>>,
+    unused_index_hi: Signal<Local, Bit>,
+    in_idle: Signal<Local, Bit>,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.to_bits())
+}
+
+impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
+    fn default() -> Self {
+        assert!(
+            (1..=20).contains(&Q),
+            "AtomicUnit<{Q}, _>: a QPN has 1..=20 bits"
+        );
+        assert_eq!(QS, Q + 4, "AtomicUnit<{Q}, {QS}>: QS must be Q + 4");
+        AtomicUnit {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_job_valid: Default::default(),
+            s_job_ready: Default::default(),
+            s_job_dst_mac: Default::default(),
+            s_job_src_mac: Default::default(),
+            s_job_src_ip: Default::default(),
+            s_job_dst_ip: Default::default(),
+            s_job_udp_sport: Default::default(),
+            s_job_dest_qp: Default::default(),
+            s_job_qpn: Default::default(),
+            s_job_psn: Default::default(),
+            s_job_msn: Default::default(),
+            s_job_iova: Default::default(),
+            s_job_compare_swap: Default::default(),
+            s_job_swap_add: Default::default(),
+            s_job_compare: Default::default(),
+            s_replay_valid: Default::default(),
+            s_replay_ready: Default::default(),
+            s_replay_dst_mac: Default::default(),
+            s_replay_src_mac: Default::default(),
+            s_replay_src_ip: Default::default(),
+            s_replay_dst_ip: Default::default(),
+            s_replay_udp_sport: Default::default(),
+            s_replay_dest_qp: Default::default(),
+            s_replay_qpn: Default::default(),
+            s_replay_psn: Default::default(),
+            s_replay_msn: Default::default(),
+            m_replay_miss: Default::default(),
+            s_clear_valid: Default::default(),
+            s_clear_qpn: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_dma_wr_req_valid: Default::default(),
+            m_dma_wr_req_ready: Default::default(),
+            m_dma_wr_req_addr: Default::default(),
+            m_dma_wr_req_len: Default::default(),
+            m_dma_wr_data_valid: Default::default(),
+            m_dma_wr_data_ready: Default::default(),
+            m_dma_wr_data_data: Default::default(),
+            m_dma_wr_data_keep: Default::default(),
+            m_dma_wr_data_last: Default::default(),
+            s_dma_wr_status_valid: Default::default(),
+            s_dma_wr_status_err: Default::default(),
+            m_pkt_valid: Default::default(),
+            m_pkt_ready: Default::default(),
+            m_pkt_data: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_psn: Default::default(),
+            m_busy: Default::default(),
+            state: Default::default(),
+            h_dst_mac: Default::default(),
+            h_src_mac: Default::default(),
+            h_src_ip: Default::default(),
+            h_dst_ip: Default::default(),
+            h_udp_sport: Default::default(),
+            h_dest_qp: Default::default(),
+            qpn: Default::default(),
+            psn: Default::default(),
+            msn: Default::default(),
+            iova: Default::default(),
+            compare_swap: Default::default(),
+            swap_add: Default::default(),
+            compare: Default::default(),
+            orig: Default::default(),
+            new_value: Default::default(),
+            head: Default::default(),
+            count: Default::default(),
+            index: Default::default(),
+            head_ram: Default::default(),
+            count_ram: Default::default(),
+            psn_ram: Default::default(),
+            orig_ram: Default::default(),
+            cache_wr_addr: Default::default(),
+            cache_rd_addr: Default::default(),
+            wr_beat: Default::default(),
+            rec: Default::default(),
+            src_qp: Default::default(),
+            st_idle: k(IDLE),
+            st_rd_req: k(RD_REQ),
+            st_rd_data: k(RD_DATA),
+            st_wr_req: k(WR_REQ),
+            st_wr_data: k(WR_DATA),
+            st_wr_status: k(WR_STATUS),
+            st_meta_rd: k(META_RD),
+            st_meta_wr: k(META_WR),
+            st_ack: k(ACK),
+            st_err: k(ERR),
+            st_r_meta: k(R_META),
+            st_r_meta2: k(R_META2),
+            st_r_read: k(R_READ),
+            st_r_cmp: k(R_CMP),
+            st_miss: k(MISS),
+            zero1: k(0),
+            zero4: k(0),
+            zero5: k(0),
+            zero8: k(0),
+            zero16: k(0),
+            zero32: k(0),
+            zero64: k(0),
+            zero448: k(0),
+            one4: k(1),
+            one5: k(1),
+            full5: k(16),
+            len8: k(8),
+            keep8: k(0xff),
+            syn_ack: k(SYNDROME_ACK),
+            op_ack: k(OP_ATOMIC_ACK),
+            rd_orig: Default::default(),
+            unused_rd: Default::default(),
+            unused_rd_tag: Default::default(),
+            unused_rd_last: Default::default(),
+            slot: Default::default(),
+            count4: Default::default(),
+            index4: Default::default(),
+            unused_index_hi: Default::default(),
+            in_idle: Default::default(),
+        }
+    }
+}
+
+impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            h_dst_mac,
+            h_src_mac,
+            h_src_ip,
+            h_dst_ip,
+            h_udp_sport,
+            h_dest_qp,
+            qpn,
+            psn,
+            msn,
+            iova,
+            compare_swap,
+            swap_add,
+            compare,
+            orig,
+            new_value,
+            head,
+            count,
+            index
+        );
+        self.head_ram.read_clock.next = self.clock.val();
+        self.head_ram.write_clock.next = self.clock.val();
+        self.count_ram.read_clock.next = self.clock.val();
+        self.count_ram.write_clock.next = self.clock.val();
+        self.psn_ram.read_clock.next = self.clock.val();
+        self.psn_ram.write_clock.next = self.clock.val();
+        self.orig_ram.read_clock.next = self.clock.val();
+        self.orig_ram.write_clock.next = self.clock.val();
+
+        // ---- IDLE: a replay first, else an atomic ----
+        self.in_idle.next = self.state.q.val() == self.st_idle.val();
+        self.s_replay_ready.next = self.in_idle.val();
+        self.s_job_ready.next = self.in_idle.val() & !self.s_replay_valid.val();
+        if self.in_idle.val() & self.s_replay_valid.val() {
+            self.h_dst_mac.d.next = self.s_replay_dst_mac.val();
+            self.h_src_mac.d.next = self.s_replay_src_mac.val();
+            self.h_src_ip.d.next = self.s_replay_src_ip.val();
+            self.h_dst_ip.d.next = self.s_replay_dst_ip.val();
+            self.h_udp_sport.d.next = self.s_replay_udp_sport.val();
+            self.h_dest_qp.d.next = self.s_replay_dest_qp.val();
+            self.qpn.d.next = self.s_replay_qpn.val();
+            self.psn.d.next = self.s_replay_psn.val();
+            self.msn.d.next = self.s_replay_msn.val();
+            self.state.d.next = self.st_r_meta.val();
+        } else if self.in_idle.val() & self.s_job_valid.val() {
+            self.h_dst_mac.d.next = self.s_job_dst_mac.val();
+            self.h_src_mac.d.next = self.s_job_src_mac.val();
+            self.h_src_ip.d.next = self.s_job_src_ip.val();
+            self.h_dst_ip.d.next = self.s_job_dst_ip.val();
+            self.h_udp_sport.d.next = self.s_job_udp_sport.val();
+            self.h_dest_qp.d.next = self.s_job_dest_qp.val();
+            self.qpn.d.next = self.s_job_qpn.val();
+            self.psn.d.next = self.s_job_psn.val();
+            self.msn.d.next = self.s_job_msn.val();
+            self.iova.d.next = self.s_job_iova.val();
+            self.compare_swap.d.next = self.s_job_compare_swap.val();
+            self.swap_add.d.next = self.s_job_swap_add.val();
+            self.compare.d.next = self.s_job_compare.val();
+            self.state.d.next = self.st_rd_req.val();
+        }
+
+        // ---- the read of the original value ----
+        self.m_dma_rd_req_valid.next = self.state.q.val() == self.st_rd_req.val();
+        self.m_dma_rd_req_addr.next = self.iova.q.val();
+        self.m_dma_rd_req_len.next = self.len8.val();
+        self.m_dma_rd_req_tag.next = self.zero8.val();
+        if (self.state.q.val() == self.st_rd_req.val()) & self.m_dma_rd_req_ready.val() {
+            self.state.d.next = self.st_rd_data.val();
+        }
+        self.s_dma_rd_resp_ready.next = self.state.q.val() == self.st_rd_data.val();
+        self.rd_orig.next = self.s_dma_rd_resp_data.val().get_bits::<64>(0);
+        self.unused_rd.next = self.s_dma_rd_resp_data.val().get_bits::<448>(64);
+        self.unused_rd_tag.next = self.s_dma_rd_resp_tag.val();
+        self.unused_rd_last.next = self.s_dma_rd_resp_last.val();
+        if (self.state.q.val() == self.st_rd_data.val()) & self.s_dma_rd_resp_valid.val() {
+            // One beat (8 bytes; an error is one beat too).
+            self.orig.d.next = self.rd_orig.val();
+            if self.compare_swap.q.val() {
+                if self.rd_orig.val() == self.compare.q.val() {
+                    self.new_value.d.next = self.swap_add.q.val();
+                } else {
+                    self.new_value.d.next = self.rd_orig.val();
+                }
+            } else {
+                self.new_value.d.next = self.rd_orig.val() + self.swap_add.q.val();
+            }
+            if self.s_dma_rd_resp_err.val() {
+                self.state.d.next = self.st_err.val();
+            } else {
+                self.state.d.next = self.st_wr_req.val();
+            }
+        }
+
+        // ---- the write of the new value, and its status ----
+        self.m_dma_wr_req_valid.next = self.state.q.val() == self.st_wr_req.val();
+        self.m_dma_wr_req_addr.next = self.iova.q.val();
+        self.m_dma_wr_req_len.next = self.len8.val();
+        if (self.state.q.val() == self.st_wr_req.val()) & self.m_dma_wr_req_ready.val() {
+            self.state.d.next = self.st_wr_data.val();
+        }
+        self.wr_beat.hi.next = self.zero448.val();
+        self.wr_beat.lo.next = self.new_value.q.val();
+        self.m_dma_wr_data_data.next = self.wr_beat.y.val();
+        self.m_dma_wr_data_valid.next = self.state.q.val() == self.st_wr_data.val();
+        self.m_dma_wr_data_keep.next = self.keep8.val();
+        self.m_dma_wr_data_last.next = true;
+        if (self.state.q.val() == self.st_wr_data.val()) & self.m_dma_wr_data_ready.val() {
+            self.state.d.next = self.st_wr_status.val();
+        }
+        if (self.state.q.val() == self.st_wr_status.val()) & self.s_dma_wr_status_valid.val() {
+            if self.s_dma_wr_status_err.val() {
+                self.state.d.next = self.st_err.val();
+            } else {
+                self.state.d.next = self.st_meta_rd.val();
+            }
+        }
+
+        // ---- the per-QP head and count (read port: always the QP in hand) ----
+        self.head_ram.read_address.next = self.qpn.q.val();
+        self.count_ram.read_address.next = self.qpn.q.val();
+        // A clear takes the write port; a read in the same cycle would see the old entry,
+        // so META_RD and META_WR wait it out and read again.
+        self.head_ram.write_enable.next = false;
+        self.count_ram.write_enable.next = false;
+        self.head_ram.write_address.next = self.qpn.q.val();
+        self.count_ram.write_address.next = self.qpn.q.val();
+        self.head_ram.write_data.next = self.head_ram.read_data.val() + self.one4.val();
+        self.count_ram.write_data.next = self.count_ram.read_data.val() + self.one5.val();
+        if self.count_ram.read_data.val() == self.full5.val() {
+            self.count_ram.write_data.next = self.full5.val();
+        }
+        self.cache_wr_addr.hi.next = self.qpn.q.val();
+        self.cache_wr_addr.lo.next = self.head_ram.read_data.val();
+        self.psn_ram.write_address.next = self.cache_wr_addr.y.val();
+        self.orig_ram.write_address.next = self.cache_wr_addr.y.val();
+        self.psn_ram.write_data.next = self.psn.q.val();
+        self.orig_ram.write_data.next = self.orig.q.val();
+        self.psn_ram.write_enable.next = false;
+        self.orig_ram.write_enable.next = false;
+        if (self.state.q.val() == self.st_meta_rd.val()) & !self.s_clear_valid.val() {
+            self.state.d.next = self.st_meta_wr.val();
+        }
+        if self.state.q.val() == self.st_meta_wr.val() {
+            if self.s_clear_valid.val() {
+                self.state.d.next = self.st_meta_rd.val();
+            } else {
+                self.head_ram.write_enable.next = true;
+                self.count_ram.write_enable.next = true;
+                self.psn_ram.write_enable.next = true;
+                self.orig_ram.write_enable.next = true;
+                self.state.d.next = self.st_ack.val();
+            }
+        }
+        if self.s_clear_valid.val() {
+            self.head_ram.write_enable.next = true;
+            self.count_ram.write_enable.next = true;
+            self.head_ram.write_address.next = self.s_clear_qpn.val();
+            self.count_ram.write_address.next = self.s_clear_qpn.val();
+            self.head_ram.write_data.next = self.zero4.val();
+            self.count_ram.write_data.next = self.zero5.val();
+        }
+
+        // ---- replay: search the QP's entries, oldest first ----
+        if self.state.q.val() == self.st_r_meta.val() {
+            self.state.d.next = self.st_r_meta2.val();
+        }
+        if self.state.q.val() == self.st_r_meta2.val() {
+            self.head.d.next = self.head_ram.read_data.val();
+            self.count.d.next = self.count_ram.read_data.val();
+            self.index.d.next = self.zero5.val();
+            if self.count_ram.read_data.val() == self.zero5.val() {
+                self.state.d.next = self.st_miss.val();
+            } else {
+                self.state.d.next = self.st_r_read.val();
+            }
+        }
+        self.count4.next = self.count.q.val().get_bits::<4>(0);
+        self.index4.next = self.index.q.val().get_bits::<4>(0);
+        self.unused_index_hi.next = self.index.q.val().get_bit(4);
+        self.slot.next = self.head.q.val() - self.count4.val() + self.index4.val();
+        self.cache_rd_addr.hi.next = self.qpn.q.val();
+        self.cache_rd_addr.lo.next = self.slot.val();
+        self.psn_ram.read_address.next = self.cache_rd_addr.y.val();
+        self.orig_ram.read_address.next = self.cache_rd_addr.y.val();
+        if self.state.q.val() == self.st_r_read.val() {
+            self.state.d.next = self.st_r_cmp.val();
+        }
+        if self.state.q.val() == self.st_r_cmp.val() {
+            self.orig.d.next = self.orig_ram.read_data.val();
+            if self.psn_ram.read_data.val() == self.psn.q.val() {
+                self.state.d.next = self.st_ack.val();
+            } else if self.index.q.val() + self.one5.val() == self.count.q.val() {
+                self.state.d.next = self.st_miss.val();
+            } else {
+                self.index.d.next = self.index.q.val() + self.one5.val();
+                self.state.d.next = self.st_r_read.val();
+            }
+        }
+        self.m_replay_miss.next = self.state.q.val() == self.st_miss.val();
+        if self.state.q.val() == self.st_miss.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+
+        // ---- the ATOMIC ACKNOWLEDGE ----
+        self.m_pkt_valid.next = self.state.q.val() == self.st_ack.val();
+        if (self.state.q.val() == self.st_ack.val()) & self.m_pkt_ready.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+        self.rec.dst_mac.next = self.h_dst_mac.q.val();
+        self.rec.src_mac.next = self.h_src_mac.q.val();
+        self.rec.src_ip.next = self.h_src_ip.q.val();
+        self.rec.dst_ip.next = self.h_dst_ip.q.val();
+        self.rec.udp_sport.next = self.h_udp_sport.q.val();
+        self.rec.opcode.next = self.op_ack.val();
+        self.rec.se.next = self.zero1.val();
+        self.rec.ack_req.next = self.zero1.val();
+        self.rec.dest_qp.next = self.h_dest_qp.q.val();
+        self.rec.psn.next = self.psn.q.val();
+        self.rec.va.next = self.zero64.val();
+        self.rec.rkey.next = self.zero32.val();
+        self.rec.dma_len.next = self.zero32.val();
+        self.rec.swap_add.next = self.zero64.val();
+        self.rec.compare.next = self.zero64.val();
+        self.rec.orig.next = self.orig.q.val();
+        self.rec.syndrome.next = self.syn_ack.val();
+        self.rec.msn.next = self.msn.q.val();
+        self.rec.imm.next = self.zero32.val();
+        self.rec.payload_len.next = self.zero16.val();
+        self.src_qp.x.next = self.qpn.q.val();
+        self.rec.src_qp.next = self.src_qp.y.val();
+        self.m_pkt_data.next = self.rec.y.val();
+
+        // ---- a refused read or write ----
+        self.m_err_valid.next = self.state.q.val() == self.st_err.val();
+        self.m_busy.next = self.state.q.val() != self.st_idle.val();
+        self.m_err_qpn.next = self.qpn.q.val();
+        self.m_err_psn.next = self.psn.q.val();
+        if self.state.q.val() == self.st_err.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+
+        if self.reset.val() {
+            self.state.d.next = self.st_idle.val();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+    use crate::bench::{Bench, Pattern, Rng};
+    use crate::common::icrc::{beat_from_bytes, BEAT_BYTES};
+    use crate::responder::read_resp::tests::unpack_record;
+    use crate::tx::hdr_build::model::Record;
+    use crate::tx::tx_leaves::bytes_from_bits;
+    use rocenic_model::{atomic_result, NO_CREDIT};
+    use rocenic_proto::wire::{Opcode, Syndrome};
+
+    const Q: usize = 3;
+    const QS: usize = Q + 4;
+    /// Host memory: `WORDS` u64 words from IOVA `BASE`.
+    const BASE: u64 = 0x0000_1000_2000_0000;
+    const WORDS: usize = 48;
+
+    #[test]
+    fn the_depth_is_the_models() {
+        assert_eq!(REPLAY_DEPTH, rocenic_model::REPLAY_DEPTH);
+    }
+
+    /// The header of an ACK.
+    #[derive(Clone, Debug)]
+    struct Hdr {
+        dst_mac: [u8; 6],
+        src_mac: [u8; 6],
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        udp_sport: u16,
+        dest_qp: u32,
+        qpn: u32,
+        psn: u32,
+        msn: u32,
+    }
+
+    fn be(b: &[u8]) -> u64 {
+        b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x))
+    }
+
+    impl Hdr {
+        fn random(rng: &mut Rng, qpn: u32, psn: u32) -> Hdr {
+            Hdr {
+                dst_mac: rng.bytes(6).try_into().expect("6"),
+                src_mac: rng.bytes(6).try_into().expect("6"),
+                src_ip: rng.bytes(4).try_into().expect("4"),
+                dst_ip: rng.bytes(4).try_into().expect("4"),
+                udp_sport: rng.next_u64() as u16,
+                dest_qp: rng.below(1 << 24) as u32,
+                qpn,
+                psn,
+                msn: rng.below(1 << 24) as u32,
+            }
+        }
+
+        /// The model's `atomic_reply` for this header.
+        fn ack(&self, orig: u64) -> Record {
+            Record {
+                dst_mac: self.dst_mac,
+                src_mac: self.src_mac,
+                src_ip: self.src_ip,
+                dst_ip: self.dst_ip,
+                udp_sport: self.udp_sport,
+                opcode: Opcode::AtomicAcknowledge,
+                se: false,
+                ack_req: false,
+                dest_qp: self.dest_qp,
+                psn: self.psn,
+                va: 0,
+                rkey: 0,
+                dma_len: 0,
+                swap_add: 0,
+                compare: 0,
+                orig,
+                syndrome: u8::from(Syndrome::Ack { credits: NO_CREDIT }),
+                msn: self.msn,
+                imm: 0,
+                payload: vec![],
+                src_qp: self.qpn,
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Atomic {
+            h: Hdr,
+            word: usize,
+            compare_swap: bool,
+            swap_add: u64,
+            compare: u64,
+        },
+        Replay(Hdr),
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        Ack(Record),
+        Err(u32, u32),
+        Miss,
+    }
+
+    macro_rules! drive_hdr {
+        ($u:expr, $h:expr, $p:ident) => {
+            paste_hdr!($u, $h, $p)
+        };
+    }
+
+    macro_rules! paste_hdr {
+        ($u:expr, $h:expr, job) => {{
+            $u.s_job_dst_mac.next = be(&$h.dst_mac).into();
+            $u.s_job_src_mac.next = be(&$h.src_mac).into();
+            $u.s_job_src_ip.next = be(&$h.src_ip).into();
+            $u.s_job_dst_ip.next = be(&$h.dst_ip).into();
+            $u.s_job_udp_sport.next = u64::from($h.udp_sport).into();
+            $u.s_job_dest_qp.next = u64::from($h.dest_qp).into();
+            $u.s_job_qpn.next = u64::from($h.qpn).into();
+            $u.s_job_psn.next = u64::from($h.psn).into();
+            $u.s_job_msn.next = u64::from($h.msn).into();
+        }};
+        ($u:expr, $h:expr, replay) => {{
+            $u.s_replay_dst_mac.next = be(&$h.dst_mac).into();
+            $u.s_replay_src_mac.next = be(&$h.src_mac).into();
+            $u.s_replay_src_ip.next = be(&$h.src_ip).into();
+            $u.s_replay_dst_ip.next = be(&$h.dst_ip).into();
+            $u.s_replay_udp_sport.next = u64::from($h.udp_sport).into();
+            $u.s_replay_dest_qp.next = u64::from($h.dest_qp).into();
+            $u.s_replay_qpn.next = u64::from($h.qpn).into();
+            $u.s_replay_psn.next = u64::from($h.psn).into();
+            $u.s_replay_msn.next = u64::from($h.msn).into();
+        }};
+    }
+
+    /// The bench's DMA port over `WORDS` words; reads of `rd_fault`, writes of `wr_fault`
+    /// refused. Every request is logged.
+    struct Dma {
+        mem: Vec<u64>,
+        rd_fault: Vec<usize>,
+        wr_fault: Vec<usize>,
+        rd_pending: Option<(u64, u64)>,
+        rd_on: Option<(u64, bool)>,
+        wr_addr: Option<u64>,
+        wr_status: Option<(u64, bool)>,
+        reads: Vec<u64>,
+        writes: Vec<(u64, u64)>,
+    }
+
+    impl Dma {
+        fn word(addr: u64) -> usize {
+            assert_eq!(addr % 8, 0, "an atomic is aligned");
+            let w = ((addr - BASE) / 8) as usize;
+            assert!(w < WORDS, "address {addr:#x} outside the bench's memory");
+            w
+        }
+
+        fn drive(&mut self, u: &mut AtomicUnit<Q, QS>, rng: &mut Rng, p: Pattern, now: u64) {
+            if let Some((at, addr)) = self.rd_pending {
+                if at <= now && rng.percent(p.valid_pct) {
+                    self.rd_pending = None;
+                    let w = Self::word(addr);
+                    self.rd_on = Some(if self.rd_fault.contains(&w) {
+                        (0, true)
+                    } else {
+                        (self.mem[w], false)
+                    });
+                }
+            }
+            let (v, err) = self.rd_on.unwrap_or_default();
+            let mut lanes = [0u8; BEAT_BYTES];
+            lanes[..8].copy_from_slice(&v.to_le_bytes());
+            u.s_dma_rd_resp_valid.next = self.rd_on.is_some();
+            u.s_dma_rd_resp_data.next = beat_from_bytes(&lanes);
+            u.s_dma_rd_resp_err.next = err;
+            u.s_dma_rd_resp_last.next = true;
+            u.s_dma_rd_resp_tag.next = 0u64.into();
+            u.m_dma_rd_req_ready.next = self.rd_pending.is_none() && rng.percent(p.ready_pct);
+            u.m_dma_wr_req_ready.next = self.wr_addr.is_none() && rng.percent(p.ready_pct);
+            u.m_dma_wr_data_ready.next = self.wr_addr.is_some() && rng.percent(p.ready_pct);
+            let status = matches!(self.wr_status, Some((at, _)) if at <= now);
+            u.s_dma_wr_status_valid.next = status;
+            u.s_dma_wr_status_err.next = self.wr_status.is_some_and(|(_, e)| e);
+            if status {
+                self.wr_status = None;
+            }
+        }
+
+        fn observe(&mut self, u: &AtomicUnit<Q, QS>, rng: &mut Rng, now: u64) {
+            if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
+                let addr = u.m_dma_rd_req_addr.val().to_u64();
+                assert_eq!(u.m_dma_rd_req_len.val().to_u64(), 8, "read length");
+                self.reads.push(addr);
+                self.rd_pending = Some((now + 1 + rng.below(12), addr));
+            }
+            if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+                self.rd_on = None;
+            }
+            if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
+                assert_eq!(u.m_dma_wr_req_len.val().to_u64(), 8, "write length");
+                self.wr_addr = Some(u.m_dma_wr_req_addr.val().to_u64());
+            }
+            if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+                let addr = self.wr_addr.take().expect("data after its request");
+                assert_eq!(u.m_dma_wr_data_keep.val().to_u64(), 0xff, "write keep");
+                assert!(u.m_dma_wr_data_last.val(), "one beat");
+                let lanes = bytes_from_bits(u.m_dma_wr_data_data.val());
+                let v = u64::from_le_bytes(lanes[..8].try_into().expect("8"));
+                self.writes.push((addr, v));
+                let w = Self::word(addr);
+                let err = self.wr_fault.contains(&w);
+                if !err {
+                    self.mem[w] = v;
+                }
+                self.wr_status = Some((now + 1 + rng.below(12), err));
+            }
+        }
+    }
+
+    /// The model: memory and each QP's replay cache (`qp.resp.replay`).
+    struct Model {
+        mem: Vec<u64>,
+        replay: Vec<VecDeque<(u32, u64)>>,
+    }
+
+    impl Model {
+        fn exec(&mut self, op: &Op, dma: &Dma) -> Outcome {
+            match op {
+                Op::Atomic {
+                    h,
+                    word,
+                    compare_swap,
+                    swap_add,
+                    compare,
+                } => {
+                    if dma.rd_fault.contains(word) {
+                        return Outcome::Err(h.qpn, h.psn);
+                    }
+                    let orig = self.mem[*word];
+                    let new = atomic_result(*compare_swap, orig, *swap_add, *compare);
+                    if dma.wr_fault.contains(word) {
+                        return Outcome::Err(h.qpn, h.psn);
+                    }
+                    self.mem[*word] = new;
+                    let r = &mut self.replay[h.qpn as usize];
+                    if r.len() == rocenic_model::REPLAY_DEPTH {
+                        r.pop_front();
+                    }
+                    r.push_back((h.psn, orig));
+                    Outcome::Ack(h.ack(orig))
+                }
+                Op::Replay(h) => match self.replay[h.qpn as usize].iter().find(|e| e.0 == h.psn) {
+                    Some(&(_, orig)) => Outcome::Ack(h.ack(orig)),
+                    None => Outcome::Miss,
+                },
+            }
+        }
+    }
+
+    /// `count` random operations: atomics on a few QPs (more than 16 on some), replays of
+    /// remembered, forgotten and never-seen PSNs, clears of other QPs meanwhile.
+    fn run(p: Pattern, seed: u64, count: usize, faults: bool) -> [usize; 5] {
+        let mut rng = Rng::new(seed);
+        let mut b = Bench::new(AtomicUnit::<Q, QS>::default(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.uut.reset.next = false;
+        let mem: Vec<u64> = (0..WORDS).map(|_| rng.next_u64()).collect();
+        let pick = |rng: &mut Rng| rng.below(WORDS as u64) as usize;
+        let mut dma = Dma {
+            mem: mem.clone(),
+            rd_fault: if faults {
+                vec![pick(&mut rng), pick(&mut rng)]
+            } else {
+                vec![]
+            },
+            wr_fault: if faults {
+                vec![pick(&mut rng), pick(&mut rng)]
+            } else {
+                vec![]
+            },
+            rd_pending: None,
+            rd_on: None,
+            wr_addr: None,
+            wr_status: None,
+            reads: vec![],
+            writes: vec![],
+        };
+        let mut model = Model {
+            mem,
+            replay: vec![VecDeque::new(); 1 << Q],
+        };
+        let mut next_psn: Vec<u32> = (0..1 << Q).map(|_| rng.below(1 << 24) as u32).collect();
+        let mut done: Vec<Vec<u32>> = vec![vec![]; 1 << Q];
+        // [acks of atomics, errors, replay hits, replay misses, clears]
+        let mut seen = [0usize; 5];
+        for n in 0..count {
+            // Two busy QPs get most of the traffic, so their caches wrap.
+            let qpn = if rng.percent(70) {
+                rng.below(2)
+            } else {
+                rng.below(1 << Q)
+            } as u32;
+            let q = qpn as usize;
+            let op = if rng.percent(35) && !done[q].is_empty() || rng.percent(5) {
+                let psn = match rng.below(10) {
+                    0..=5 if !done[q].is_empty() => {
+                        // Recent ones hit, older ones were evicted.
+                        let back = rng.below(done[q].len().min(24) as u64) as usize;
+                        done[q][done[q].len() - 1 - back]
+                    }
+                    _ => rng.below(1 << 24) as u32,
+                };
+                Op::Replay(Hdr::random(&mut rng, qpn, psn))
+            } else {
+                let psn = next_psn[q];
+                next_psn[q] = (psn + 1 + rng.below(3) as u32) & 0xff_ffff;
+                done[q].push(psn);
+                Op::Atomic {
+                    h: Hdr::random(&mut rng, qpn, psn),
+                    word: pick(&mut rng),
+                    compare_swap: rng.percent(50),
+                    swap_add: rng.next_u64(),
+                    compare: if rng.percent(50) {
+                        0 // replaced by the word's value below, so the swap happens
+                    } else {
+                        rng.next_u64()
+                    },
+                }
+            };
+            let op = match op {
+                Op::Atomic {
+                    h,
+                    word,
+                    compare_swap,
+                    swap_add,
+                    compare: 0,
+                } => Op::Atomic {
+                    compare: model.mem[word],
+                    h,
+                    word,
+                    compare_swap,
+                    swap_add,
+                },
+                op => op,
+            };
+            // Sometimes a clear of another QP while this one runs (a new QP there).
+            let clear = rng.percent(15).then(|| {
+                (
+                    (qpn + 1 + rng.below((1 << Q) - 1) as u32) % (1 << Q),
+                    rng.below(14),
+                )
+            });
+            if let Some((c, _)) = clear {
+                model.replay[c as usize].clear();
+                seen[4] += 1;
+            }
+            let want = model.exec(&op, &dma);
+            let (reads, writes) = (dma.reads.len(), dma.writes.len());
+
+            let start = b.cycle();
+            let mut taken = false;
+            let mut got = None;
+            let mut offer = false;
+            loop {
+                let now = b.cycle();
+                assert!(now - start < 400, "op {n} stuck (seed {seed}): {op:?}");
+                let u = &mut b.uut;
+                offer |= !taken && rng.percent(p.valid_pct);
+                u.s_job_valid.next = false;
+                u.s_replay_valid.next = false;
+                match &op {
+                    Op::Atomic {
+                        h,
+                        word,
+                        compare_swap,
+                        swap_add,
+                        compare,
+                    } => {
+                        drive_hdr!(u, h, job);
+                        u.s_job_iova.next = (BASE + 8 * *word as u64).into();
+                        u.s_job_compare_swap.next = *compare_swap;
+                        u.s_job_swap_add.next = (*swap_add).into();
+                        u.s_job_compare.next = (*compare).into();
+                        u.s_job_valid.next = offer && !taken;
+                    }
+                    Op::Replay(h) => {
+                        drive_hdr!(u, h, replay);
+                        u.s_replay_valid.next = offer && !taken;
+                    }
+                }
+                let clearing = clear.is_some_and(|(_, at)| now - start == at);
+                u.s_clear_valid.next = clearing;
+                u.s_clear_qpn.next = u64::from(clear.map_or(0, |c| c.0)).into();
+                dma.drive(u, &mut rng, p, now);
+                u.m_pkt_ready.next = rng.percent(p.ready_pct);
+                b.settle();
+                let u = &b.uut;
+                if (u.s_job_valid.val() && u.s_job_ready.val())
+                    || (u.s_replay_valid.val() && u.s_replay_ready.val())
+                {
+                    taken = true;
+                }
+                dma.observe(u, &mut rng, now);
+                let mut outcome = None;
+                if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+                    outcome = Some(Outcome::Ack(unpack_record(&u.m_pkt_data.val(), vec![])));
+                }
+                if u.m_err_valid.val() {
+                    assert!(outcome.is_none());
+                    outcome = Some(Outcome::Err(
+                        u.m_err_qpn.val().to_u64() as u32,
+                        u.m_err_psn.val().to_u64() as u32,
+                    ));
+                }
+                if u.m_replay_miss.val() {
+                    assert!(outcome.is_none());
+                    outcome = Some(Outcome::Miss);
+                }
+                if outcome.is_some() {
+                    assert!(got.is_none(), "op {n}: a second outcome (seed {seed})");
+                    got = outcome;
+                }
+                b.tick();
+                let clear_done = clear.is_none_or(|(_, at)| b.cycle() - start > at);
+                if got.is_some() && clear_done {
+                    break;
+                }
+            }
+            let got = got.expect("outcome");
+            assert_eq!(got, want, "op {n} (seed {seed}): {op:?}");
+            if let Outcome::Ack(r) = &got {
+                assert_eq!(
+                    r.frame(),
+                    match &want {
+                        Outcome::Ack(w) => w.frame(),
+                        _ => unreachable!(),
+                    }
+                );
+            }
+            // DMA: an atomic reads its word once, and writes it once unless the read failed.
+            match &op {
+                Op::Atomic { word, .. } => {
+                    let addr = BASE + 8 * *word as u64;
+                    assert_eq!(&dma.reads[reads..], &[addr], "op {n}: the read");
+                    let wrote = &dma.writes[writes..];
+                    if dma.rd_fault.contains(word) {
+                        assert!(wrote.is_empty(), "op {n}: no write after a failed read");
+                    } else {
+                        assert_eq!(wrote.len(), 1, "op {n}: the write");
+                        assert_eq!(wrote[0].0, addr);
+                    }
+                }
+                Op::Replay(_) => {
+                    assert_eq!((dma.reads.len(), dma.writes.len()), (reads, writes));
+                }
+            }
+            assert_eq!(dma.mem, model.mem, "op {n}: memory");
+            seen[match (&op, &got) {
+                (Op::Atomic { .. }, Outcome::Ack(_)) => 0,
+                (_, Outcome::Err(..)) => 1,
+                (Op::Replay(_), Outcome::Ack(_)) => 2,
+                _ => 3,
+            }] += 1;
+        }
+        seen
+    }
+
+    #[test]
+    fn atomics_and_replays_match_the_model() {
+        let mut seen = [0usize; 5];
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let s = run(p, 0xA70 + i as u64, 120, i % 2 == 1);
+            for (a, b) in seen.iter_mut().zip(s) {
+                *a += b;
+            }
+        }
+        println!("atomic ACKs, errors, replay hits, replay misses, clears: {seen:?}");
+        assert!(
+            seen.iter().all(|&n| n >= 10),
+            "every outcome reached: {seen:?}"
+        );
+    }
+}

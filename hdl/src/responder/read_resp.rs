@@ -1,0 +1,1136 @@
+//! `ReadResp`: the READ responder's data path. A READ job (a request already checked and
+//! translated) goes in; one DMA read per response packet goes out, and the response
+//! records with their payload streams follow on the responder's TX source, in order, as
+//! the model's `exec_read` sends them (`rocenic_model::read_response_packets`).
+//!
+//! ```text
+//!  s_job --> issue (one packet a cycle) --+--> m_dma_rd_req (tag = request count)
+//!                                         +--> descriptor FIFO (64 packets, RAM)
+//!                                                   |
+//!  s_dma_rd_resp (in request order) ------> head: record on m_pkt once its data starts,
+//!                                                 beats passed through on m_pay
+//! ```
+//!
+//! # Interface
+//!
+//! - `s_job_*` (valid/ready): the TX addressing of the responses (`dst_mac`, `src_mac`,
+//!   `src_ip`, `dst_ip`, `udp_sport`, as in [`RECORD_FIELDS`](crate::tx::tx_arbiter::RECORD_FIELDS)),
+//!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits: the records' `src_qp`, and
+//!   reported on errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
+//!   (64, translated and checked by `MrCheck`), `len` (32, `0..=2^31`), `pmtu` (3, the IB
+//!   MTU code 1..=5 = 256..4096 bytes).
+//! - `m_dma_rd_req_*`, `s_dma_rd_resp_*`: a DMA read client (docs/rtl-architecture.md:
+//!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
+//!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
+//!   tag is a running request count (not needed: responses come in order).
+//! - `m_pkt_*` (valid/ready, [`RECORD_BITS`](crate::tx::tx_arbiter::RECORD_BITS)): one packed
+//!   record per response packet, the fields of `RECORD_FIELDS` ([`record_layout`]):
+//!   RDMA READ RESPONSE ONLY / FIRST / MIDDLE / LAST, PSN `psn + k` (24-bit wrap), AETH
+//!   (syndrome ACK with credit 0x1f, `msn`; sent on all but MIDDLE), `payload_len`
+//!   `min(pmtu, rest)`, `src_qp` the job's `qpn`; a zero-length READ is one ONLY without
+//!   payload. Unused fields 0.
+//! - `m_pay_*` (`tdata`, `tlast`, valid/ready): the payload of each record with
+//!   `payload_len > 0`: the DMA response's beats passed through (`tlast` = the response's
+//!   `last`), as `TxPath`'s `s_rsp_pay_*` takes them.
+//! - `m_err_valid` (one-cycle pulse), `m_err_qpn`, `m_err_psn`: a DMA read of this job
+//!   failed; `m_err_psn` is the job's (the READ request's) PSN, which the responder NAKs
+//!   as the model does. The failed packet's record is not sent, nor any
+//!   later packet of the job (their reads still in flight are drained, the issue of the
+//!   rest stops); the next jobs go on. The responder then NAKs (Remote Operational Error)
+//!   and errors the QP. Divergence from the model, on IOMMU faults only: the model sees
+//!   the refusal when it issues the reads and queues the NAK behind the responses of the
+//!   packets before the failed one; here those packets' records may already have left
+//!   before the error is known (the same packets; the timing differs).
+//!
+//! # Timing
+//!
+//! - Jobs in order; a job is taken in the cycle its previous job issues its last packet,
+//!   so the next job's reads start while the previous job's data is still in flight.
+//! - Issue: one packet per cycle (when the DMA port takes it); 64 packets between issue
+//!   and the end of their payload (the FIFO), so 64 x PMTU bytes of reads in flight:
+//!   16 KiB at PMTU 256, enough to hide a 250-cycle DMA latency at 64 bytes per cycle.
+//! - A record leaves with the first beat of its data (zero-length: 3 cycles after the job
+//!   is taken); payload beats pass through without a register, and the next packet's
+//!   record and beats follow the last beat of the previous one without a bubble.
+
+use crate::common::cat::Cat;
+use crate::common::icrc::DATA_BITS;
+use crate::common::zext::ZeroExt;
+use crate::prelude::*;
+use crate::tx::tx_arbiter::RECORD_BITS;
+
+crate::packed_layout!(
+    /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, from bit 0 up).
+    record_layout, RecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
+    udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
+    dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
+    payload_len: 16, src_qp: 24
+);
+
+crate::packed_layout!(
+    /// One issued response packet waiting for its data (a FIFO entry).
+    desc_layout, DescPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
+    udp_sport: 16, dest_qp: 24, msn: 24, opcode: 8, psn: 24, plen: 16, job: 7, last: 1
+);
+
+crate::unpack_fields!(
+    /// Every field of a FIFO entry.
+    DescFields, desc_layout; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
+    udp_sport: 16, dest_qp: 24, msn: 24, opcode: 8, psn: 24, plen: 16, job: 7, last: 1
+);
+
+const _: () = assert!(record_layout::BITS == RECORD_BITS);
+const _: () = assert!(
+    (1usize << FIFO_LOG) < (1 << 7),
+    "job numbers (7 bits) must outnumber the FIFO's entries"
+);
+
+/// log2 of the packets between issue and the end of their payload.
+pub const FIFO_LOG: usize = 6;
+/// AETH syndrome of an ACK with "invalid credit" (`rocenic_model::NO_CREDIT`).
+pub const SYNDROME_ACK: u64 = 0x1f;
+
+/// Opcodes (`rocenic_proto::wire::Opcode`).
+const OP_FIRST: u64 = 0x0d;
+const OP_MIDDLE: u64 = 0x0e;
+const OP_LAST: u64 = 0x0f;
+const OP_ONLY: u64 = 0x10;
+
+/// The READ responder data path; see the [module docs](self). `Q`: bits of a QPN.
+#[derive(LogicBlock)]
+pub struct ReadResp<const Q: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+
+    // --- the job ---
+    pub s_job_valid: Signal<In, Bit>,
+    pub s_job_ready: Signal<Out, Bit>,
+    pub s_job_dst_mac: Signal<In, Bits<48>>,
+    pub s_job_src_mac: Signal<In, Bits<48>>,
+    pub s_job_src_ip: Signal<In, Bits<32>>,
+    pub s_job_dst_ip: Signal<In, Bits<32>>,
+    pub s_job_udp_sport: Signal<In, Bits<16>>,
+    pub s_job_dest_qp: Signal<In, Bits<24>>,
+    pub s_job_qpn: Signal<In, Bits<Q>>,
+    pub s_job_psn: Signal<In, Bits<24>>,
+    pub s_job_msn: Signal<In, Bits<24>>,
+    pub s_job_iova: Signal<In, Bits<64>>,
+    pub s_job_len: Signal<In, Bits<32>>,
+    pub s_job_pmtu: Signal<In, Bits<3>>,
+
+    // --- DMA read client ---
+    pub m_dma_rd_req_valid: Signal<Out, Bit>,
+    pub m_dma_rd_req_ready: Signal<In, Bit>,
+    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
+    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
+    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
+    pub s_dma_rd_resp_valid: Signal<In, Bit>,
+    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
+    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
+    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
+    pub s_dma_rd_resp_last: Signal<In, Bit>,
+    pub s_dma_rd_resp_err: Signal<In, Bit>,
+
+    // --- response records and payload ---
+    pub m_pkt_valid: Signal<Out, Bit>,
+    pub m_pkt_ready: Signal<In, Bit>,
+    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
+    pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tvalid: Signal<Out, Bit>,
+    pub m_pay_tready: Signal<In, Bit>,
+
+    // --- DMA failure ---
+    pub m_err_valid: Signal<Out, Bit>,
+    pub m_err_qpn: Signal<Out, Bits<Q>>,
+    pub m_err_psn: Signal<Out, Bits<24>>,
+
+    // ---- issue: the job being cut into packets ----
+    active: DFF<Bit>,
+    j_dst_mac: DFF<Bits<48>>,
+    j_src_mac: DFF<Bits<48>>,
+    j_src_ip: DFF<Bits<32>>,
+    j_dst_ip: DFF<Bits<32>>,
+    j_udp_sport: DFF<Bits<16>>,
+    j_dest_qp: DFF<Bits<24>>,
+    j_qpn: DFF<Bits<Q>>,
+    j_msn: DFF<Bits<24>>,
+    /// PSN, address and bytes left of the next packet.
+    j_psn: DFF<Bits<24>>,
+    /// The request's PSN (what an error report names).
+    j_req_psn: DFF<Bits<24>>,
+    j_iova: DFF<Bits<64>>,
+    j_rest: DFF<Bits<64>>,
+    /// The PMTU in bytes.
+    j_pmtu: DFF<Bits<64>>,
+    j_first: DFF<Bit>,
+    /// The job's number (7 bits: more than the jobs the FIFO can hold).
+    j_id: DFF<Bits<7>>,
+    /// The DMA request was offered and not taken: keep offering it (AXI).
+    offering: DFF<Bit>,
+    tag: DFF<Bits<8>>,
+    len64: Cat<32, 32, 64>,
+
+    // ---- FIFO of issued packets ----
+    desc_ram: RAM<Bits<{ desc_layout::BITS }>, FIFO_LOG>,
+    qpn_ram: RAM<Bits<Q>, FIFO_LOG>,
+    rpsn_ram: RAM<Bits<24>, FIFO_LOG>,
+    pk: DescPack,
+    d: DescFields,
+    wr_ptr: DFF<Bits<FIFO_LOG>>,
+    rd_ptr: DFF<Bits<FIFO_LOG>>,
+    count: DFF<Bits<7>>,
+    /// The RAM's read port shows the head entry.
+    head_ok: DFF<Bit>,
+
+    // ---- the head packet ----
+    rec_sent: DFF<Bit>,
+    pay_done: DFF<Bit>,
+    data_seen: DFF<Bit>,
+    /// Packets of job `kill_job` are dropped (a read of it failed).
+    kill_valid: DFF<Bit>,
+    kill_job: DFF<Bits<7>>,
+    err_valid: DFF<Bit>,
+    err_qpn: DFF<Bits<Q>>,
+    err_psn: DFF<Bits<24>>,
+    rec: RecordPack,
+    /// The head's QP as the record's `src_qp`.
+    src_qp: ZeroExt<Q, 24>,
+
+    zero1: Constant<Bits<1>>,
+    one1: Constant<Bits<1>>,
+    zero16: Constant<Bits<16>>,
+    zero32: Constant<Bits<32>>,
+    zero64: Constant<Bits<64>>,
+    zero6: Constant<Bits<FIFO_LOG>>,
+    zero7: Constant<Bits<7>>,
+    zero8: Constant<Bits<8>>,
+    one6: Constant<Bits<FIFO_LOG>>,
+    one7: Constant<Bits<7>>,
+    one8: Constant<Bits<8>>,
+    one24: Constant<Bits<24>>,
+    depth: Constant<Bits<7>>,
+    pmtu_unit: Constant<Bits<64>>,
+    syn_ack: Constant<Bits<8>>,
+    op_first: Constant<Bits<8>>,
+    op_middle: Constant<Bits<8>>,
+    op_last: Constant<Bits<8>>,
+    op_only: Constant<Bits<8>>,
+
+    plen: Signal<Local, Bits<64>>,
+    plen16: Signal<Local, Bits<16>>,
+    unused_plen_hi: Signal<Local, Bits<48>>,
+    is_last: Signal<Local, Bit>,
+    full: Signal<Local, Bit>,
+    kill_me: Signal<Local, Bit>,
+    req_valid: Signal<Local, Bit>,
+    req_take: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    job_ready: Signal<Local, Bit>,
+    opcode: Signal<Local, Bits<8>>,
+    has_pay: Signal<Local, Bit>,
+    dropping: Signal<Local, Bit>,
+    data_ok: Signal<Local, Bit>,
+    pkt_valid: Signal<Local, Bit>,
+    resp_ready: Signal<Local, Bit>,
+    beat_take: Signal<Local, Bit>,
+    pay_end: Signal<Local, Bit>,
+    rec_take: Signal<Local, Bit>,
+    err_now: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    unused_resp_tag: Signal<Local, Bits<8>>,
+}
+
+fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(v.to_bits())
+}
+
+impl<const Q: usize> Default for ReadResp<Q> {
+    fn default() -> Self {
+        assert!(
+            (1..=24).contains(&Q),
+            "ReadResp<{Q}>: a QPN has 1..=24 bits"
+        );
+        ReadResp {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_job_valid: Default::default(),
+            s_job_ready: Default::default(),
+            s_job_dst_mac: Default::default(),
+            s_job_src_mac: Default::default(),
+            s_job_src_ip: Default::default(),
+            s_job_dst_ip: Default::default(),
+            s_job_udp_sport: Default::default(),
+            s_job_dest_qp: Default::default(),
+            s_job_qpn: Default::default(),
+            s_job_psn: Default::default(),
+            s_job_msn: Default::default(),
+            s_job_iova: Default::default(),
+            s_job_len: Default::default(),
+            s_job_pmtu: Default::default(),
+            m_dma_rd_req_valid: Default::default(),
+            m_dma_rd_req_ready: Default::default(),
+            m_dma_rd_req_addr: Default::default(),
+            m_dma_rd_req_len: Default::default(),
+            m_dma_rd_req_tag: Default::default(),
+            s_dma_rd_resp_valid: Default::default(),
+            s_dma_rd_resp_ready: Default::default(),
+            s_dma_rd_resp_data: Default::default(),
+            s_dma_rd_resp_tag: Default::default(),
+            s_dma_rd_resp_last: Default::default(),
+            s_dma_rd_resp_err: Default::default(),
+            m_pkt_valid: Default::default(),
+            m_pkt_ready: Default::default(),
+            m_pkt_data: Default::default(),
+            m_pay_tdata: Default::default(),
+            m_pay_tlast: Default::default(),
+            m_pay_tvalid: Default::default(),
+            m_pay_tready: Default::default(),
+            m_err_valid: Default::default(),
+            m_err_qpn: Default::default(),
+            m_err_psn: Default::default(),
+            active: Default::default(),
+            j_dst_mac: Default::default(),
+            j_src_mac: Default::default(),
+            j_src_ip: Default::default(),
+            j_dst_ip: Default::default(),
+            j_udp_sport: Default::default(),
+            j_dest_qp: Default::default(),
+            j_qpn: Default::default(),
+            j_msn: Default::default(),
+            j_psn: Default::default(),
+            j_req_psn: Default::default(),
+            j_iova: Default::default(),
+            j_rest: Default::default(),
+            j_pmtu: Default::default(),
+            j_first: Default::default(),
+            j_id: Default::default(),
+            offering: Default::default(),
+            tag: Default::default(),
+            len64: Default::default(),
+            desc_ram: Default::default(),
+            qpn_ram: Default::default(),
+            rpsn_ram: Default::default(),
+            pk: Default::default(),
+            d: Default::default(),
+            wr_ptr: Default::default(),
+            rd_ptr: Default::default(),
+            count: Default::default(),
+            head_ok: Default::default(),
+            rec_sent: Default::default(),
+            pay_done: Default::default(),
+            data_seen: Default::default(),
+            kill_valid: Default::default(),
+            kill_job: Default::default(),
+            err_valid: Default::default(),
+            err_qpn: Default::default(),
+            err_psn: Default::default(),
+            rec: Default::default(),
+            src_qp: Default::default(),
+            zero1: k(0),
+            one1: k(1),
+            zero16: k(0),
+            zero32: k(0),
+            zero64: k(0),
+            zero6: k(0),
+            zero7: k(0),
+            zero8: k(0),
+            one6: k(1),
+            one7: k(1),
+            one8: k(1),
+            one24: k(1),
+            depth: k(1 << FIFO_LOG),
+            // IB MTU code c is 128 << c bytes (1 = 256 ... 5 = 4096).
+            pmtu_unit: k(128),
+            syn_ack: k(SYNDROME_ACK),
+            op_first: k(OP_FIRST),
+            op_middle: k(OP_MIDDLE),
+            op_last: k(OP_LAST),
+            op_only: k(OP_ONLY),
+            plen: Default::default(),
+            plen16: Default::default(),
+            unused_plen_hi: Default::default(),
+            is_last: Default::default(),
+            full: Default::default(),
+            kill_me: Default::default(),
+            req_valid: Default::default(),
+            req_take: Default::default(),
+            push: Default::default(),
+            job_ready: Default::default(),
+            opcode: Default::default(),
+            has_pay: Default::default(),
+            dropping: Default::default(),
+            data_ok: Default::default(),
+            pkt_valid: Default::default(),
+            resp_ready: Default::default(),
+            beat_take: Default::default(),
+            pay_end: Default::default(),
+            rec_take: Default::default(),
+            err_now: Default::default(),
+            pop: Default::default(),
+            unused_resp_tag: Default::default(),
+        }
+    }
+}
+
+impl<const Q: usize> Logic for ReadResp<Q> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            active,
+            j_dst_mac,
+            j_src_mac,
+            j_src_ip,
+            j_dst_ip,
+            j_udp_sport,
+            j_dest_qp,
+            j_qpn,
+            j_msn,
+            j_psn,
+            j_req_psn,
+            j_iova,
+            j_rest,
+            j_pmtu,
+            j_first,
+            j_id,
+            offering,
+            tag,
+            wr_ptr,
+            rd_ptr,
+            count,
+            head_ok,
+            rec_sent,
+            pay_done,
+            data_seen,
+            kill_valid,
+            kill_job,
+            err_valid,
+            err_qpn,
+            err_psn
+        );
+        self.desc_ram.read_clock.next = self.clock.val();
+        self.desc_ram.write_clock.next = self.clock.val();
+        self.qpn_ram.read_clock.next = self.clock.val();
+        self.qpn_ram.write_clock.next = self.clock.val();
+        self.rpsn_ram.read_clock.next = self.clock.val();
+        self.rpsn_ram.write_clock.next = self.clock.val();
+        self.unused_resp_tag.next = self.s_dma_rd_resp_tag.val();
+
+        // ---- issue: the next packet of the job ----
+        self.plen.next = self.j_pmtu.q.val();
+        if self.j_rest.q.val() < self.j_pmtu.q.val() {
+            self.plen.next = self.j_rest.q.val();
+        }
+        self.plen16.next = self.plen.val().get_bits::<16>(0);
+        self.unused_plen_hi.next = self.plen.val().get_bits::<48>(16);
+        self.is_last.next = self.j_rest.q.val() <= self.j_pmtu.q.val();
+        self.full.next = self.count.q.val() == self.depth.val();
+        self.kill_me.next = self.kill_valid.q.val() & (self.kill_job.q.val() == self.j_id.q.val());
+        self.req_valid.next = self.active.q.val()
+            & !self.full.val()
+            & (self.plen.val() != self.zero64.val())
+            & (!self.kill_me.val() | self.offering.q.val());
+        self.m_dma_rd_req_valid.next = self.req_valid.val();
+        self.m_dma_rd_req_addr.next = self.j_iova.q.val();
+        self.m_dma_rd_req_len.next = self.plen16.val();
+        self.m_dma_rd_req_tag.next = self.tag.q.val();
+        self.req_take.next = self.req_valid.val() & self.m_dma_rd_req_ready.val();
+        self.offering.d.next = self.req_valid.val() & !self.m_dma_rd_req_ready.val();
+        self.push.next = self.req_take.val()
+            | (self.active.q.val()
+                & !self.full.val()
+                & !self.kill_me.val()
+                & (self.plen.val() == self.zero64.val()));
+        self.opcode.next = self.op_middle.val();
+        if self.j_first.q.val() & self.is_last.val() {
+            self.opcode.next = self.op_only.val();
+        } else if self.j_first.q.val() {
+            self.opcode.next = self.op_first.val();
+        } else if self.is_last.val() {
+            self.opcode.next = self.op_last.val();
+        }
+
+        self.pk.dst_mac.next = self.j_dst_mac.q.val();
+        self.pk.src_mac.next = self.j_src_mac.q.val();
+        self.pk.src_ip.next = self.j_src_ip.q.val();
+        self.pk.dst_ip.next = self.j_dst_ip.q.val();
+        self.pk.udp_sport.next = self.j_udp_sport.q.val();
+        self.pk.dest_qp.next = self.j_dest_qp.q.val();
+        self.pk.msn.next = self.j_msn.q.val();
+        self.pk.opcode.next = self.opcode.val();
+        self.pk.psn.next = self.j_psn.q.val();
+        self.pk.plen.next = self.plen16.val();
+        self.pk.job.next = self.j_id.q.val();
+        self.pk.last.next = self.zero1.val();
+        if self.is_last.val() {
+            self.pk.last.next = self.one1.val();
+        }
+        self.desc_ram.write_enable.next = self.push.val();
+        self.desc_ram.write_address.next = self.wr_ptr.q.val();
+        self.desc_ram.write_data.next = self.pk.y.val();
+        self.qpn_ram.write_enable.next = self.push.val();
+        self.qpn_ram.write_address.next = self.wr_ptr.q.val();
+        self.qpn_ram.write_data.next = self.j_qpn.q.val();
+        self.rpsn_ram.write_enable.next = self.push.val();
+        self.rpsn_ram.write_address.next = self.wr_ptr.q.val();
+        self.rpsn_ram.write_data.next = self.j_req_psn.q.val();
+
+        if self.req_take.val() {
+            self.tag.d.next = self.tag.q.val() + self.one8.val();
+        }
+        if self.push.val() {
+            self.wr_ptr.d.next = self.wr_ptr.q.val() + self.one6.val();
+            self.j_iova.d.next = self.j_iova.q.val() + self.plen.val();
+            self.j_rest.d.next = self.j_rest.q.val() - self.plen.val();
+            self.j_psn.d.next = self.j_psn.q.val() + self.one24.val();
+            self.j_first.d.next = false;
+            if self.is_last.val() {
+                self.active.d.next = false;
+            }
+        }
+        // A failed read of this job: issue no more of it (once an offered read is taken).
+        if self.active.q.val() & self.kill_me.val() & !self.offering.q.val() {
+            self.active.d.next = false;
+        }
+
+        // ---- take the next job as the last packet of this one goes ----
+        self.job_ready.next = !self.active.q.val() | (self.push.val() & self.is_last.val());
+        self.s_job_ready.next = self.job_ready.val();
+        self.len64.hi.next = self.zero32.val();
+        self.len64.lo.next = self.s_job_len.val();
+        if self.s_job_valid.val() & self.job_ready.val() {
+            self.active.d.next = true;
+            self.j_first.d.next = true;
+            self.j_id.d.next = self.j_id.q.val() + self.one7.val();
+            self.j_dst_mac.d.next = self.s_job_dst_mac.val();
+            self.j_src_mac.d.next = self.s_job_src_mac.val();
+            self.j_src_ip.d.next = self.s_job_src_ip.val();
+            self.j_dst_ip.d.next = self.s_job_dst_ip.val();
+            self.j_udp_sport.d.next = self.s_job_udp_sport.val();
+            self.j_dest_qp.d.next = self.s_job_dest_qp.val();
+            self.j_qpn.d.next = self.s_job_qpn.val();
+            self.j_msn.d.next = self.s_job_msn.val();
+            self.j_psn.d.next = self.s_job_psn.val();
+            self.j_req_psn.d.next = self.s_job_psn.val();
+            self.j_iova.d.next = self.s_job_iova.val();
+            self.j_rest.d.next = self.len64.y.val();
+            self.j_pmtu.d.next = self.pmtu_unit.val() << self.s_job_pmtu.val();
+        }
+
+        // ---- the head packet: record with its first beat, then the beats ----
+        self.d.x.next = self.desc_ram.read_data.val();
+        self.has_pay.next = self.d.plen.val() != self.zero16.val();
+        self.dropping.next = self.kill_valid.q.val() & (self.d.job.val() == self.kill_job.q.val());
+        self.data_ok.next = self.s_dma_rd_resp_valid.val() & !self.s_dma_rd_resp_err.val();
+        self.pkt_valid.next = self.head_ok.q.val()
+            & !self.dropping.val()
+            & !self.rec_sent.q.val()
+            & (!self.has_pay.val() | self.data_seen.q.val() | self.data_ok.val());
+        self.m_pkt_valid.next = self.pkt_valid.val();
+        self.m_pay_tvalid.next = self.head_ok.q.val()
+            & !self.dropping.val()
+            & self.has_pay.val()
+            & !self.pay_done.q.val()
+            & self.data_ok.val();
+        self.m_pay_tdata.next = self.s_dma_rd_resp_data.val();
+        self.m_pay_tlast.next = self.s_dma_rd_resp_last.val();
+        // A dropped packet's beats and an error beat are taken here, never passed on.
+        self.resp_ready.next = self.head_ok.q.val()
+            & self.has_pay.val()
+            & !self.pay_done.q.val()
+            & (self.dropping.val() | self.s_dma_rd_resp_err.val() | self.m_pay_tready.val());
+        self.s_dma_rd_resp_ready.next = self.resp_ready.val();
+        self.beat_take.next = self.s_dma_rd_resp_valid.val() & self.resp_ready.val();
+        self.pay_end.next = self.beat_take.val() & self.s_dma_rd_resp_last.val();
+        self.rec_take.next = self.pkt_valid.val() & self.m_pkt_ready.val();
+        self.err_now.next =
+            self.beat_take.val() & self.s_dma_rd_resp_err.val() & !self.dropping.val();
+        self.pop.next = self.head_ok.q.val()
+            & ((self.dropping.val() & (!self.has_pay.val() | self.pay_end.val()))
+                | self.err_now.val()
+                | (!self.dropping.val()
+                    & (self.rec_sent.q.val() | self.rec_take.val())
+                    & (!self.has_pay.val() | self.pay_done.q.val() | self.pay_end.val())));
+
+        if self.pop.val() {
+            self.rec_sent.d.next = false;
+            self.pay_done.d.next = false;
+            self.data_seen.d.next = false;
+            self.rd_ptr.d.next = self.rd_ptr.q.val() + self.one6.val();
+        } else {
+            if self.rec_take.val() {
+                self.rec_sent.d.next = true;
+            }
+            if self.pay_end.val() {
+                self.pay_done.d.next = true;
+            }
+            if self.beat_take.val() {
+                self.data_seen.d.next = true;
+            }
+        }
+        if self.push.val() & !self.pop.val() {
+            self.count.d.next = self.count.q.val() + self.one7.val();
+        }
+        if self.pop.val() & !self.push.val() {
+            self.count.d.next = self.count.q.val() - self.one7.val();
+        }
+        // The RAM reads the entry that is the head next cycle (written before this one).
+        self.desc_ram.read_address.next = self.rd_ptr.q.val();
+        self.qpn_ram.read_address.next = self.rd_ptr.q.val();
+        self.rpsn_ram.read_address.next = self.rd_ptr.q.val();
+        self.head_ok.d.next = self.count.q.val() != self.zero7.val();
+        if self.pop.val() {
+            self.desc_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
+            self.qpn_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
+            self.rpsn_ram.read_address.next = self.rd_ptr.q.val() + self.one6.val();
+            self.head_ok.d.next = self.count.q.val() > self.one7.val();
+        }
+
+        // ---- errors: report, then drop the rest of that job ----
+        self.err_valid.d.next = false;
+        if self.head_ok.q.val() & self.kill_valid.q.val() & !self.dropping.val() {
+            self.kill_valid.d.next = false;
+        }
+        if self.pop.val() & self.dropping.val() & (self.d.last.val() == self.one1.val()) {
+            self.kill_valid.d.next = false;
+        }
+        if self.err_now.val() {
+            self.kill_valid.d.next = true;
+            self.kill_job.d.next = self.d.job.val();
+            self.err_valid.d.next = true;
+            self.err_qpn.d.next = self.qpn_ram.read_data.val();
+            self.err_psn.d.next = self.rpsn_ram.read_data.val();
+        }
+        self.m_err_valid.next = self.err_valid.q.val();
+        self.m_err_qpn.next = self.err_qpn.q.val();
+        self.m_err_psn.next = self.err_psn.q.val();
+
+        // ---- the record ----
+        self.rec.dst_mac.next = self.d.dst_mac.val();
+        self.rec.src_mac.next = self.d.src_mac.val();
+        self.rec.src_ip.next = self.d.src_ip.val();
+        self.rec.dst_ip.next = self.d.dst_ip.val();
+        self.rec.udp_sport.next = self.d.udp_sport.val();
+        self.rec.opcode.next = self.d.opcode.val();
+        self.rec.se.next = self.zero1.val();
+        self.rec.ack_req.next = self.zero1.val();
+        self.rec.dest_qp.next = self.d.dest_qp.val();
+        self.rec.psn.next = self.d.psn.val();
+        self.rec.va.next = self.zero64.val();
+        self.rec.rkey.next = self.zero32.val();
+        self.rec.dma_len.next = self.zero32.val();
+        self.rec.swap_add.next = self.zero64.val();
+        self.rec.compare.next = self.zero64.val();
+        self.rec.orig.next = self.zero64.val();
+        self.rec.syndrome.next = self.syn_ack.val();
+        self.rec.msn.next = self.d.msn.val();
+        self.rec.imm.next = self.zero32.val();
+        self.rec.payload_len.next = self.d.plen.val();
+        self.src_qp.x.next = self.qpn_ram.read_data.val();
+        self.rec.src_qp.next = self.src_qp.y.val();
+        self.m_pkt_data.next = self.rec.y.val();
+
+        if self.reset.val() {
+            self.active.d.next = false;
+            self.offering.d.next = false;
+            self.tag.d.next = self.zero8.val();
+            self.wr_ptr.d.next = self.zero6.val();
+            self.rd_ptr.d.next = self.zero6.val();
+            self.count.d.next = self.zero7.val();
+            self.head_ok.d.next = false;
+            self.rec_sent.d.next = false;
+            self.pay_done.d.next = false;
+            self.data_seen.d.next = false;
+            self.kill_valid.d.next = false;
+            self.err_valid.d.next = false;
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+    use crate::bench::{Bench, Pattern, Rng};
+    use crate::common::icrc::{beat_from_bytes, BEAT_BYTES};
+    use crate::tx::hdr_build::model::Record;
+    use crate::tx::tx_arbiter::RECORD_FIELDS;
+    use crate::tx::tx_leaves::bytes_from_bits;
+    use rocenic_model::read_response_packets;
+    use rocenic_proto::wire::Opcode;
+
+    const Q: usize = 4;
+    /// Host memory seen by the bench's DMA port: `MEM` bytes from IOVA `BASE`.
+    const BASE: u64 = 0x0000_7f3a_ffff_8000;
+    const MEM: usize = 1 << 16;
+
+    /// A READ job as the responder hands it over.
+    #[derive(Clone, Debug)]
+    struct Job {
+        dst_mac: [u8; 6],
+        src_mac: [u8; 6],
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        udp_sport: u16,
+        dest_qp: u32,
+        qpn: u32,
+        psn: u32,
+        msn: u32,
+        iova: u64,
+        len: u32,
+        /// IB MTU code 1..=5.
+        pmtu: u32,
+    }
+
+    fn be(b: &[u8]) -> u64 {
+        b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x))
+    }
+
+    impl Job {
+        fn random(rng: &mut Rng, max_len: u32) -> Job {
+            let pmtu = 1 + rng.below(5) as u32;
+            let bytes = 128u32 << pmtu;
+            let len = match rng.below(6) {
+                0 => 0,
+                1 => rng.below(65) as u32,
+                2 => bytes * (1 + rng.below(4) as u32),
+                3 => (bytes * (1 + rng.below(4) as u32) + 1).saturating_sub(rng.below(3) as u32),
+                _ => rng.below(u64::from(max_len) + 1) as u32,
+            }
+            .min(max_len);
+            let psn = if rng.percent(30) {
+                0xff_ffff - rng.below(4) as u32
+            } else {
+                rng.below(1 << 24) as u32
+            };
+            Job {
+                dst_mac: rng.bytes(6).try_into().expect("6"),
+                src_mac: rng.bytes(6).try_into().expect("6"),
+                src_ip: rng.bytes(4).try_into().expect("4"),
+                dst_ip: rng.bytes(4).try_into().expect("4"),
+                udp_sport: rng.next_u64() as u16,
+                dest_qp: rng.below(1 << 24) as u32,
+                qpn: rng.below(1 << Q) as u32,
+                psn,
+                msn: rng.below(1 << 24) as u32,
+                iova: BASE + rng.below((MEM - len as usize) as u64 + 1),
+                len,
+                pmtu,
+            }
+        }
+
+        /// The packets the model sends (`exec_read`) with their payloads from `mem`, and
+        /// the DMA read of each packet that has a payload.
+        fn expected(&self, mem: &[u8]) -> Vec<(Record, Option<(u64, usize)>)> {
+            read_response_packets(self.psn, self.len, 128 << self.pmtu, self.msn)
+                .into_iter()
+                .map(|p| {
+                    let at = (self.iova - BASE) as usize + p.offset as usize;
+                    // MIDDLE sends no AETH: the record's (unsent) AETH fields are the job's.
+                    let (syndrome, msn) = p.aeth.unwrap_or((SYNDROME_ACK as u8, self.msn));
+                    let rec = Record {
+                        dst_mac: self.dst_mac,
+                        src_mac: self.src_mac,
+                        src_ip: self.src_ip,
+                        dst_ip: self.dst_ip,
+                        udp_sport: self.udp_sport,
+                        opcode: p.opcode,
+                        se: false,
+                        ack_req: false,
+                        dest_qp: self.dest_qp,
+                        psn: p.psn,
+                        va: 0,
+                        rkey: 0,
+                        dma_len: 0,
+                        swap_add: 0,
+                        compare: 0,
+                        orig: 0,
+                        syndrome,
+                        msn,
+                        imm: 0,
+                        payload: mem[at..at + p.len as usize].to_vec(),
+                        src_qp: self.qpn,
+                    };
+                    let dma =
+                        (p.len > 0).then_some((self.iova + u64::from(p.offset), p.len as usize));
+                    (rec, dma)
+                })
+                .collect()
+        }
+
+        fn drive(&self, u: &mut ReadResp<Q>) {
+            u.s_job_dst_mac.next = be(&self.dst_mac).into();
+            u.s_job_src_mac.next = be(&self.src_mac).into();
+            u.s_job_src_ip.next = be(&self.src_ip).into();
+            u.s_job_dst_ip.next = be(&self.dst_ip).into();
+            u.s_job_udp_sport.next = u64::from(self.udp_sport).into();
+            u.s_job_dest_qp.next = u64::from(self.dest_qp).into();
+            u.s_job_qpn.next = u64::from(self.qpn).into();
+            u.s_job_psn.next = u64::from(self.psn).into();
+            u.s_job_msn.next = u64::from(self.msn).into();
+            u.s_job_iova.next = self.iova.into();
+            u.s_job_len.next = u64::from(self.len).into();
+            u.s_job_pmtu.next = u64::from(self.pmtu).into();
+        }
+    }
+
+    /// A record read back from the packed bus, with its payload.
+    pub(crate) fn unpack_record(x: &Bits<RECORD_BITS>, payload: Vec<u8>) -> Record {
+        let mut v = [0u64; 21];
+        let mut at = 0;
+        for (slot, (_, w)) in v.iter_mut().zip(RECORD_FIELDS) {
+            *slot = (0..w).fold(0, |a, i| a | (u64::from(x.get_bit(at + i)) << i));
+            at += w;
+        }
+        assert_eq!(
+            v[19],
+            payload.len() as u64,
+            "payload_len against the payload"
+        );
+        let b = |x: u64, n: usize| x.to_be_bytes()[8 - n..].to_vec();
+        Record {
+            dst_mac: b(v[0], 6).try_into().expect("6"),
+            src_mac: b(v[1], 6).try_into().expect("6"),
+            src_ip: b(v[2], 4).try_into().expect("4"),
+            dst_ip: b(v[3], 4).try_into().expect("4"),
+            udp_sport: v[4] as u16,
+            opcode: Opcode::from(v[5] as u8),
+            se: v[6] == 1,
+            ack_req: v[7] == 1,
+            dest_qp: v[8] as u32,
+            psn: v[9] as u32,
+            va: v[10],
+            rkey: v[11] as u32,
+            dma_len: v[12] as u32,
+            swap_add: v[13],
+            compare: v[14],
+            orig: v[15],
+            syndrome: v[16] as u8,
+            msn: v[17] as u32,
+            imm: v[18] as u32,
+            payload,
+            src_qp: v[20] as u32,
+        }
+    }
+
+    /// The bench's DMA read port over a host memory array: requests taken as `ready_pct`
+    /// allows, each answered `latency` cycles later, beats offered as `valid_pct` allows;
+    /// a read touching `fault` is refused (one `err` beat).
+    struct Dma {
+        mem: Vec<u8>,
+        latency: u64,
+        fault: Option<(u64, u64)>,
+        pending: VecDeque<(u64, u64, usize, u64)>,
+        beats: VecDeque<(Bits<DATA_BITS>, bool, bool, u64)>,
+        on: Option<(Bits<DATA_BITS>, bool, bool, u64)>,
+        log: Vec<(u64, usize)>,
+    }
+
+    impl Dma {
+        fn new(rng: &mut Rng, latency: u64) -> Dma {
+            Dma {
+                mem: rng.bytes(MEM),
+                latency,
+                fault: None,
+                pending: VecDeque::new(),
+                beats: VecDeque::new(),
+                on: None,
+                log: vec![],
+            }
+        }
+
+        fn refused(&self, addr: u64, len: usize) -> bool {
+            self.fault
+                .is_some_and(|(a, n)| addr < a + n && a < addr + len as u64)
+        }
+
+        fn drive(&mut self, u: &mut ReadResp<Q>, rng: &mut Rng, p: Pattern, now: u64) {
+            if self.beats.is_empty() {
+                if let Some(&(at, addr, len, tag)) = self.pending.front() {
+                    if at <= now {
+                        self.pending.pop_front();
+                        if self.refused(addr, len) {
+                            self.beats.push_back((Bits::default(), true, true, tag));
+                        } else {
+                            let off = (addr - BASE) as usize;
+                            let n = len.div_ceil(BEAT_BYTES);
+                            for i in 0..n {
+                                let mut lanes = [0u8; BEAT_BYTES];
+                                let from = off + i * BEAT_BYTES;
+                                let to = (from + BEAT_BYTES).min(off + len);
+                                lanes[..to - from].copy_from_slice(&self.mem[from..to]);
+                                self.beats.push_back((
+                                    beat_from_bytes(&lanes),
+                                    i + 1 == n,
+                                    false,
+                                    tag,
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            if self.on.is_none() && !self.beats.is_empty() && rng.percent(p.valid_pct) {
+                self.on = self.beats.pop_front();
+            }
+            let (data, last, err, tag) = self.on.unwrap_or_default();
+            u.s_dma_rd_resp_valid.next = self.on.is_some();
+            u.s_dma_rd_resp_data.next = data;
+            u.s_dma_rd_resp_last.next = last;
+            u.s_dma_rd_resp_err.next = err;
+            u.s_dma_rd_resp_tag.next = tag.into();
+            u.m_dma_rd_req_ready.next = rng.percent(p.ready_pct);
+        }
+
+        /// After settling: the handshakes of this cycle.
+        fn observe(&mut self, u: &ReadResp<Q>, now: u64) {
+            if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
+                let addr = u.m_dma_rd_req_addr.val().to_u64();
+                let len = u.m_dma_rd_req_len.val().to_u64() as usize;
+                assert!((1..=4096).contains(&len), "DMA read of {len} bytes");
+                self.log.push((addr, len));
+                let tag = u.m_dma_rd_req_tag.val().to_u64();
+                self.pending.push_back((now + self.latency, addr, len, tag));
+            }
+            if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+                self.on = None;
+            }
+        }
+
+        fn idle(&self) -> bool {
+            self.pending.is_empty() && self.beats.is_empty() && self.on.is_none()
+        }
+    }
+
+    /// What came out.
+    #[derive(Default)]
+    struct Out {
+        records: Vec<Record>,
+        errors: Vec<(u32, u32)>,
+        /// Cycle each job was taken, each record was taken, each payload beat was taken.
+        job_at: Vec<u64>,
+        rec_at: Vec<u64>,
+        beat_at: Vec<u64>,
+    }
+
+    fn new_bench() -> Bench<ReadResp<Q>> {
+        let mut b = Bench::new(ReadResp::<Q>::default(), |u| &mut u.clock);
+        b.uut.reset.next = true;
+        b.tick();
+        b.tick();
+        b.uut.reset.next = false;
+        b
+    }
+
+    /// Runs `jobs` through the block under `p` (sources `valid_pct`, sinks `ready_pct`).
+    fn run(jobs: &[Job], dma: &mut Dma, p: Pattern, seed: u64) -> Out {
+        let mut rng = Rng::new(seed);
+        let mut b = new_bench();
+        let mut queue: VecDeque<&Job> = jobs.iter().collect();
+        let mut job_on: Option<&Job> = None;
+        let mut rec_wait: VecDeque<Bits<RECORD_BITS>> = VecDeque::new();
+        let mut pays: VecDeque<Vec<u8>> = VecDeque::new();
+        let mut beats: Vec<u8> = vec![];
+        let mut raw: Vec<Bits<RECORD_BITS>> = vec![];
+        let mut out = Out::default();
+        let mut quiet = 0;
+        let limit =
+            b.cycle() + 5000 + 200 * jobs.iter().map(|j| u64::from(j.len) / 64 + 4).sum::<u64>();
+        while !queue.is_empty() || job_on.is_some() || !dma.idle() || quiet < 40 {
+            assert!(b.cycle() < limit, "no progress (seed {seed})");
+            let now = b.cycle();
+            if job_on.is_none() && !queue.is_empty() && rng.percent(p.valid_pct) {
+                job_on = queue.pop_front();
+                job_on.expect("job").drive(&mut b.uut);
+            }
+            b.uut.s_job_valid.next = job_on.is_some();
+            dma.drive(&mut b.uut, &mut rng, p, now);
+            b.uut.m_pkt_ready.next = rng.percent(p.ready_pct);
+            b.uut.m_pay_tready.next = rng.percent(p.ready_pct);
+            b.settle();
+            let u = &b.uut;
+            dma.observe(u, now);
+            quiet += 1;
+            if u.s_job_valid.val() && u.s_job_ready.val() {
+                job_on = None;
+                out.job_at.push(now);
+            }
+            if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+                quiet = 0;
+                raw.push(u.m_pkt_data.val());
+                out.rec_at.push(now);
+            }
+            if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+                quiet = 0;
+                beats.extend(bytes_from_bits(u.m_pay_tdata.val()));
+                out.beat_at.push(now);
+                if u.m_pay_tlast.val() {
+                    pays.push_back(std::mem::take(&mut beats));
+                }
+            }
+            if u.m_err_valid.val() {
+                out.errors.push((
+                    u.m_err_qpn.val().to_u64() as u32,
+                    u.m_err_psn.val().to_u64() as u32,
+                ));
+            }
+            b.tick();
+        }
+        assert!(beats.is_empty(), "a payload without tlast (seed {seed})");
+        rec_wait.extend(raw);
+        for r in rec_wait {
+            let len = (0..16).fold(0usize, |a, i| {
+                a | (usize::from(r.get_bit(crate::tx::tx_arbiter::field_offset("payload_len") + i))
+                    << i)
+            });
+            let payload = if len == 0 {
+                vec![]
+            } else {
+                let mut p = pays.pop_front().expect("a payload stream per record");
+                assert_eq!(
+                    p.len(),
+                    len.div_ceil(BEAT_BYTES) * BEAT_BYTES,
+                    "beats of a payload"
+                );
+                p.truncate(len);
+                p
+            };
+            out.records.push(unpack_record(&r, payload));
+        }
+        assert!(
+            pays.is_empty(),
+            "payload streams without records (seed {seed})"
+        );
+        out
+    }
+
+    /// Checks `out` against the model: every job's packets (up to a refused read, then
+    /// the error), byte-identical frames, and the DMA reads covering exactly the bytes.
+    fn check(jobs: &[Job], dma: &Dma, out: &Out, what: &str) {
+        let mut recs = out.records.iter();
+        let mut errs = out.errors.iter();
+        let mut reads = dma.log.iter().peekable();
+        for (j, job) in jobs.iter().enumerate() {
+            let want = job.expected(&dma.mem);
+            let failed = want
+                .iter()
+                .position(|(_, d)| d.is_some_and(|(a, n)| dma.refused(a, n)));
+            let sent = failed.unwrap_or(want.len());
+            for (i, (w, _)) in want[..sent].iter().enumerate() {
+                let got = recs
+                    .next()
+                    .unwrap_or_else(|| panic!("{what}: job {j} packet {i} missing"));
+                assert_eq!(got, w, "{what}: job {j} ({job:?}) packet {i}");
+                assert_eq!(got.frame(), w.frame(), "{what}: job {j} packet {i} frame");
+            }
+            if failed.is_some() {
+                assert_eq!(
+                    errs.next(),
+                    Some(&(job.qpn, job.psn)),
+                    "{what}: job {j} error report"
+                );
+            }
+            // Reads: every packet's with a payload; after a refusal, a prefix through it.
+            let mut n = 0;
+            for (_, d) in &want {
+                let Some(d) = d else { continue };
+                if failed.is_some() && reads.peek() != Some(&d) {
+                    break;
+                }
+                assert_eq!(reads.next(), Some(d), "{what}: job {j} DMA read {n}");
+                n += 1;
+            }
+            if let Some(f) = failed {
+                let need = want[..=f].iter().filter(|(_, d)| d.is_some()).count();
+                assert!(n >= need, "{what}: job {j} read through the refused packet");
+            }
+        }
+        assert_eq!(recs.next(), None, "{what}: extra records");
+        assert_eq!(errs.next(), None, "{what}: extra error reports");
+        assert_eq!(reads.next(), None, "{what}: extra DMA reads");
+    }
+
+    #[test]
+    fn responses_match_the_model_under_every_pattern() {
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let seed = 0x5EAD + i as u64;
+            let mut rng = Rng::new(seed);
+            let max_len = if p.ready_pct < 20 { 2048 } else { 16384 };
+            let jobs: Vec<Job> = (0..14).map(|_| Job::random(&mut rng, max_len)).collect();
+            let latency = rng.below(30);
+            let mut dma = Dma::new(&mut rng, latency);
+            let out = run(&jobs, &mut dma, p, seed);
+            check(&jobs, &dma, &out, &format!("pattern {p:?}"));
+        }
+    }
+
+    #[test]
+    fn a_refused_read_stops_its_job_and_is_reported() {
+        let mut reported = 0;
+        for (i, p) in [Pattern::SWEEP[0], Pattern::SWEEP[3], Pattern::SWEEP[2]]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = 0xE44 + i as u64;
+            let mut rng = Rng::new(seed);
+            let jobs: Vec<Job> = (0..10).map(|_| Job::random(&mut rng, 12288)).collect();
+            let mut dma = Dma::new(&mut rng, 20);
+            // A refused range inside the longest job, past its first packet sometimes.
+            let j = (0..jobs.len()).max_by_key(|&j| jobs[j].len).expect("jobs");
+            let at = jobs[j].iova + rng.below(u64::from(jobs[j].len));
+            dma.fault = Some((at, 1 + rng.below(64)));
+            let out = run(&jobs, &mut dma, p, seed);
+            check(&jobs, &dma, &out, &format!("refused read, pattern {p:?}"));
+            reported += out.errors.len();
+        }
+        assert!(reported >= 3, "every run reports its refused read");
+    }
+
+    #[test]
+    fn line_rate_with_a_250_cycle_dma_latency() {
+        let full = Pattern {
+            valid_pct: 100,
+            ready_pct: 100,
+        };
+        let mut rng = Rng::new(0x250);
+        // Zero-length READs: the record 3 cycles after the job.
+        let mut jobs: Vec<Job> = (0..4).map(|_| Job::random(&mut rng, 0)).collect();
+        let mut dma = Dma::new(&mut rng, 250);
+        let out = run(&jobs, &mut dma, full, 1);
+        check(&jobs, &dma, &out, "zero-length");
+        assert_eq!(out.rec_at[0] - out.job_at[0], 3, "zero-length READ latency");
+        assert_eq!(
+            out.rec_at[3] - out.rec_at[0],
+            3,
+            "a zero-length READ per cycle"
+        );
+        for (pmtu, min_rate) in [(1, 60.0), (5, 62.0)] {
+            for j in &mut jobs {
+                *j = Job::random(&mut rng, 16384);
+                j.len = 16384;
+                j.iova = BASE + rng.below((MEM - 16384) as u64);
+                j.pmtu = pmtu;
+            }
+            dma = Dma::new(&mut rng, 250);
+            let out = run(&jobs, &mut dma, full, 2);
+            check(&jobs, &dma, &out, &format!("pmtu {pmtu}"));
+            let first = out.rec_at[0] - out.job_at[0];
+            let beats = out.beat_at.len() as f64;
+            let span = (out.beat_at[out.beat_at.len() - 1] - out.beat_at[0] + 1) as f64;
+            let rate = 64.0 * beats / span;
+            println!(
+                "PMTU {}: first record {first} cycles after the job; {rate:.1} payload bytes/cycle",
+                128 << pmtu
+            );
+            assert_eq!(first, 251, "the record with the first beat");
+            assert!(
+                rate >= min_rate,
+                "sustained rate {rate:.1} at PMTU {}",
+                128 << pmtu
+            );
+        }
+    }
+}
