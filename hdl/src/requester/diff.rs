@@ -29,7 +29,7 @@ use crate::responder::diff::{
     cq_ring, key_of, set, u48, val, Host, Model, BUF_BASE, CQ_LOG, LOCAL_IP, LOCAL_MAC, MRS,
     OTHER_PDN, PDN,
 };
-use crate::responder::read_resp::tests::unpack_record;
+use crate::tx::hdr_build::model::unpack_record;
 use crate::tx::tx_leaves::bytes_from_bits;
 use crate::QP_LOG;
 use rocenic_model::{Mr, Nic, NicConfig, Tables};

@@ -879,6 +879,8 @@ pub mod model {
 
     use super::HdrBuild;
     use crate::bench::Rng;
+    use crate::prelude::Bits;
+    use crate::tx::tx_arbiter::{RECORD_BITS, RECORD_FIELDS};
 
     /// One "send this packet" record and its payload.
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1051,6 +1053,45 @@ pub mod model {
             u.s_pkt_imm.next = u64::from(self.imm).into();
             u.s_pkt_payload_len.next = (self.payload.len() as u64).into();
             u.s_pkt_src_qp.next = u64::from(self.src_qp).into();
+        }
+    }
+
+    /// A record read back from the packed bus, with its payload.
+    pub fn unpack_record(x: &Bits<RECORD_BITS>, payload: Vec<u8>) -> Record {
+        let mut v = [0u64; 21];
+        let mut at = 0;
+        for (slot, (_, w)) in v.iter_mut().zip(RECORD_FIELDS) {
+            *slot = (0..w).fold(0, |a, i| a | (u64::from(x.get_bit(at + i)) << i));
+            at += w;
+        }
+        assert_eq!(
+            v[19],
+            payload.len() as u64,
+            "payload_len against the payload"
+        );
+        let b = |x: u64, n: usize| x.to_be_bytes()[8 - n..].to_vec();
+        Record {
+            dst_mac: b(v[0], 6).try_into().expect("6"),
+            src_mac: b(v[1], 6).try_into().expect("6"),
+            src_ip: b(v[2], 4).try_into().expect("4"),
+            dst_ip: b(v[3], 4).try_into().expect("4"),
+            udp_sport: v[4] as u16,
+            opcode: Opcode::from(v[5] as u8),
+            se: v[6] == 1,
+            ack_req: v[7] == 1,
+            dest_qp: v[8] as u32,
+            psn: v[9] as u32,
+            va: v[10],
+            rkey: v[11] as u32,
+            dma_len: v[12] as u32,
+            swap_add: v[13],
+            compare: v[14],
+            orig: v[15],
+            syndrome: v[16] as u8,
+            msn: v[17] as u32,
+            imm: v[18] as u32,
+            payload,
+            src_qp: v[20] as u32,
         }
     }
 }

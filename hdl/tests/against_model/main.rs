@@ -3,5 +3,9 @@
 //! the model does on the same input. They live here, outside `hdl/src`, so that the RTL
 //! is never built from the model, test code included (shared/ARCHITECTURE.md).
 
+mod atomic_unit;
 mod mr_check;
+mod read_resp;
+mod req_rx_check;
 mod resp_check;
+mod segmenter;
