@@ -2,7 +2,7 @@
 //! and PDs; their record layouts, and [`CtxTable`], one table with a command port and a
 //! read port for the datapath blocks.
 //!
-//! # Layouts (bit 0 first; widths from what `rocenic_model` keeps per object)
+//! # Layouts (bit 0 first; widths from what the model keeps per object)
 //!
 //! | table | entries | bits | fields |
 //! |---|---|---|---|

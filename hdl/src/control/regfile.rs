@@ -24,7 +24,7 @@
 //!   a read's data comes on `reg_rdata` with `reg_rdata_valid` exactly one cycle after it
 //!   is accepted. `reg_ready` is high except for a doorbell write while the doorbell FIFO
 //!   (of its kind) is full. Offsets not in the map read 0 and ignore writes; so do misaligned ones.
-//! - Behaviour matches `rocenic_model::Nic::read_reg/write_reg`: reading `CYCLE_LO` or a
+//! - Behaviour matches the model's `Nic::read_reg/write_reg`: reading `CYCLE_LO` or a
 //!   counter's LO word latches the HI half (one latch for all counters, as in the model);
 //!   writing `CMD_OPCODE` while a command runs is ignored; `CMD_STATUS` reads
 //!   `CMD_STATUS_BUSY` while a command runs (and while the command engine clears the

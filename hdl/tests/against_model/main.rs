@@ -4,6 +4,7 @@
 //! is never built from the model, test code included (shared/ARCHITECTURE.md).
 
 mod atomic_unit;
+mod control;
 mod mr_check;
 mod read_resp;
 mod req_rx_check;
