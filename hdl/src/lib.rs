@@ -3,10 +3,12 @@
 //!
 //! # Conventions (every block follows them)
 //!
-//! - **One block per file**, each with its own test bench in that file: RustHDL simulation
-//!   (see [`bench`](mod@bench)) sweeping idle and backpressure patterns, checked against the software
-//!   reference in `rocenic_proto`. Every block that can be a top also passes the quality
-//!   gates in `tests/` (Verilator lint, yosys checks and synthesis; see [`gates`]).
+//! - **One block per file**, each with its own test bench: RustHDL simulation (see
+//!   [`bench`](mod@bench)) sweeping idle and backpressure patterns, checked against the
+//!   software reference in `rocenic_proto` in the block's file, or against the behavioural
+//!   model in `hdl/tests/against_model` (the RTL is never built from the model, test code
+//!   included, so no file here names it). Every block that can be a top also passes the
+//!   quality gates in `tests/` (Verilator lint, yosys checks and synthesis; see [`gates`]).
 //! - **Ports**: `clock`, `reset` (synchronous, active high), then `s_<bus>_*` for buses into
 //!   the block and `m_<bus>_*` for buses out of it. Status and errors come out on named pins
 //!   beside the data (`m_icrc_ok`, `m_icrc_len_err`), never as magic data values.

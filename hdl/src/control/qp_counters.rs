@@ -748,7 +748,7 @@ mod tests {
     use crate::bench::{Bench, Rng};
     use crate::requester::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
     use crate::requester::CNT_UNKNOWN_QP;
-    use crate::responder::diff::COUNTERS as RESP_COUNTERS;
+    use crate::responder::COUNTERS as RESP_COUNTERS;
 
     const QA: usize = 3;
     const QPS: usize = 1 << QA;

@@ -189,26 +189,26 @@
 //!
 //! # How it is held to the model
 //!
-//! `diff` (`requester::diff::random_wqes_match_the_model`, in the default test run): the
-//! block against `rocenic_model::Nic` over random WQE streams on two QPs, with the tables,
+//! The bench `hdl/tests/against_model/requester.rs` (`requester::random_wqes_match_the_model`,
+//! in the default test run): the block against the model's `Nic` over random WQE streams on two QPs, with the tables,
 //! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
 //! errors, `next_psn` and the ring compared each round, and every fetch held back must be
 //! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
-//! limit are not reached there. `requester::diff::long_message_matches_the_model` sends a
+//! limit are not reached there. `requester::long_message_matches_the_model` sends a
 //! WRITE of 1100+ packets at PMTU 256 with the responses held back at first: exactly the
 //! window's 1024 packets leave, the rest as the ACKs come (frames byte for byte).
-//! `requester::diff::responses_match_the_model` adds a
+//! `requester::responses_match_the_model` adds a
 //! responder model as the peer of each side (up to 32 WQEs a round: the ring fills).
-//! `requester::diff::faults_match_the_model` puts a seeded fault rule on both sides' links
+//! `requester::faults_match_the_model` puts a seeded fault rule on both sides' links
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
 //! lost): sequence-error NAKs, out-of-order READ responses and duplicates reach go-back-N;
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
 //! NAKs required (`fault_seed_0xfa170000_matches_the_model`, once a "known failure", was
 //! the bench's: a peer in error after an invalid-request NAK leaves a READ unanswered, on
-//! the model as on the RTL). `requester::diff::losses_match_the_model` adds losses (6% of the first passes
+//! the model as on the RTL). `requester::losses_match_the_model` adds losses (6% of the first passes
 //! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
-//! `requester::diff::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
+//! `requester::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
 //! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op, the QP error and the flush as
 //! the model. The RNR benches are above. Every bench with a peer compares the WR_FLUSH_ERR
 //! CQEs of the flush too (in SQ order after the error's).
@@ -637,13 +637,15 @@ pub struct Requester<const QA: usize, const RA: usize> {
     fw_v: DFF<Bit>,
     fw_q: DFF<Bits<QA>>,
     fw_val: DFF<Bits<24>>,
-    state: DFF<Bits<6>>,
+    /// The FSM state (read by the benches in hdl/tests).
+    pub state: DFF<Bits<6>>,
     qpn: DFF<Bits<QA>>,
     scan: DFF<Bits<QA>>,
     mode_db: DFF<Bit>,
     again: DFF<Bit>,
     db_pi: DFF<Bits<32>>,
-    serr_pend: DFF<Bit>,
+    /// A QP-error pulse waiting to go out (read by the benches in hdl/tests).
+    pub serr_pend: DFF<Bit>,
     serr_qpn: DFF<Bits<QA>>,
     present: DFF<Bit>,
     pdn: DFF<Bits<8>>,
@@ -2906,6 +2908,3 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
     }
 }
-
-#[cfg(test)]
-mod diff;

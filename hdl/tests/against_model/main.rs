@@ -8,5 +8,7 @@ mod control;
 mod mr_check;
 mod read_resp;
 mod req_rx_check;
+mod requester;
 mod resp_check;
+mod responder;
 mod segmenter;

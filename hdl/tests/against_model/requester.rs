@@ -21,17 +21,21 @@
 //! packets), so the model and the RTL agree without ACKs; the window rule is exercised by
 //! [`long_message_matches_the_model`] (a message longer than the window, with a peer).
 
-use super::*;
-use crate::bench::{Bench, Rng};
-use crate::common::icrc::beat_from_bytes;
-use crate::control::ctx_tables::{qpa_layout, qpc_layout, qpr_layout};
 use crate::responder::diff::{
     cq_ring, key_of, set, u48, val, Host, Model, BUF_BASE, CQ_LOG, LOCAL_IP, LOCAL_MAC, MRS,
     OTHER_PDN, PDN,
 };
-use crate::tx::hdr_build::model::unpack_record;
-use crate::tx::tx_leaves::bytes_from_bits;
-use crate::QP_LOG;
+use rocenic_hdl::bench::{Bench, Rng};
+use rocenic_hdl::common::icrc::beat_from_bytes;
+use rocenic_hdl::control::ctx_tables::{
+    qpa_layout, qpc_layout, qpr_layout, QpaEntry, QpcEntry, QprEntry,
+};
+use rocenic_hdl::prelude::*;
+use rocenic_hdl::requester::*;
+use rocenic_hdl::tx::hdr_build::model::unpack_record;
+use rocenic_hdl::tx::tx_arbiter::RECORD_BITS;
+use rocenic_hdl::tx::tx_leaves::bytes_from_bits;
+use rocenic_hdl::QP_LOG;
 use rocenic_model::{Mr, Nic, NicConfig, Tables};
 use rocenic_proto::abi::cmd::{
     qp_attr, CmdOpcode, CqArgs, CreateQpArgs, ModifyQpArgs, MrArgs, PdArgs,
@@ -860,7 +864,7 @@ impl Rtl {
             let len = u.m_wqe_dma_rd_req_len.val().to_u64() as usize;
             assert!(
                 len.is_multiple_of(64)
-                    && (64..=64 * crate::requester::wqe_fetch::BUF as usize).contains(&len),
+                    && (64..=64 * rocenic_hdl::requester::wqe_fetch::BUF as usize).contains(&len),
                 "WQE reads are 1 to BUF slots"
             );
             let mut raw = vec![0u8; len];
@@ -906,7 +910,7 @@ impl Rtl {
             let rec = u.m_pkt_data.val();
             let plen = crate::responder::diff::get(
                 &rec,
-                crate::tx::tx_arbiter::field_offset("payload_len"),
+                rocenic_hdl::tx::tx_arbiter::field_offset("payload_len"),
                 16,
             ) as usize;
             recs.push_back((rec, plen, Vec::new()));
@@ -2087,7 +2091,7 @@ fn faults_match_the_model() {
     assert!(
         total
             .rx_cnts
-            .contains_key(&(crate::requester::req_rx_check::CNT_NAK as u8)),
+            .contains_key(&(rocenic_hdl::requester::req_rx_check::CNT_NAK as u8)),
         "no NAK received: {total:?}"
     );
 }

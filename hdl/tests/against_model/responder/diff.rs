@@ -22,10 +22,12 @@
 //! error, on a receive posted to a QP in ERR, and on a host MODIFY_QP to ERR, which the
 //! bench sends as the command engine's flush request), and the RQ consumer index after.
 
-use super::*;
-use crate::bench::{Bench, Rng};
-use crate::common::icrc::beat_from_bytes;
-use crate::tx::tx_arbiter::RECORD_FIELDS;
+use rocenic_hdl::bench::{Bench, Rng};
+use rocenic_hdl::common::icrc::beat_from_bytes;
+use rocenic_hdl::control::ctx_tables::*;
+use rocenic_hdl::prelude::*;
+use rocenic_hdl::responder::*;
+use rocenic_hdl::tx::tx_arbiter::RECORD_FIELDS;
 use rocenic_model::{
     atomic_result, build_frame, packets, read_response_packets, Addr, Hdr, Mr, Nic, NicConfig,
     Tables, NO_CREDIT, REPLAY_DEPTH,
@@ -35,7 +37,7 @@ use rocenic_proto::abi::cmd::{
     PdArgs, QueryQpOut,
 };
 use rocenic_proto::abi::cqe::{phase_of, Cqe};
-use rocenic_proto::abi::regs::{self, Counter};
+use rocenic_proto::abi::regs;
 use rocenic_proto::abi::verbs::{access, QpState, WcOpcode, WcStatus};
 use rocenic_proto::abi::wqe::{RecvWqe, Sge};
 use rocenic_proto::device::{Device, DeviceIo, DmaFault, DmaPort, Frame};
@@ -194,17 +196,6 @@ impl DmaPort for Host {
         }
     }
 }
-
-/// The counters the responder pulses, in the order of its `m_cnt_*` ports (also the
-/// per-QP counters bench's order).
-pub(crate) const COUNTERS: [Counter; 6] = [
-    Counter::Duplicates,
-    Counter::PsnSeqDrops,
-    Counter::NaksSent,
-    Counter::RnrNaksSent,
-    Counter::UnknownQpDrops,
-    Counter::DmaFaults,
-];
 
 /// The model, with its host memory.
 pub(crate) struct Model {
