@@ -2,7 +2,8 @@
 //! a constant named for a WR or WC opcode, a WC status, a QP state, a path MTU, a BTH
 //! opcode, an AETH syndrome kind or a NAK code is set from proto's enums, not from a bare
 //! number (the WQE and CQE offsets are held by compile-time
-//! assertions in `wqe_fetch.rs` and taken from `proto::abi::cqe::field` in `cqe_beat.rs`).
+//! assertions in `wqe_fetch.rs` and taken from `proto::abi::cqe::field` in `cqe_beat.rs`);
+//! and no file under `hdl/src` names the behavioural model.
 
 use std::path::Path;
 
@@ -56,5 +57,32 @@ fn abi_codes_come_from_proto() {
         bad.is_empty(),
         "ABI codes retyped as literals (take them from rocenic_proto):\n{}",
         bad.join("\n")
+    );
+}
+
+/// The RTL is never built from the model, test code included: the benches that hold a
+/// block to `rocenic_model` live in `hdl/tests/against_model` (shared/ARCHITECTURE.md).
+#[test]
+fn hdl_src_never_names_the_model() {
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 10, "hdl/src not found");
+    let named: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .contains("rocenic_model")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        named.is_empty(),
+        "files under hdl/src that name the model (move their benches to \
+         hdl/tests/against_model):\n{}",
+        named.join("\n")
     );
 }
