@@ -27,14 +27,20 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn abi_codes_come_from_proto() {
+/// Every `.rs` file under `hdl/src`.
+fn hdl_sources() -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     sources(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &mut files,
     );
     assert!(files.len() > 10, "hdl/src not found");
+    files
+}
+
+#[test]
+fn abi_codes_come_from_proto() {
+    let files = hdl_sources();
     let mut bad = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
@@ -64,12 +70,7 @@ fn abi_codes_come_from_proto() {
 /// block to `rocenic_model` live in `hdl/tests/against_model` (shared/ARCHITECTURE.md).
 #[test]
 fn hdl_src_never_names_the_model() {
-    let mut files = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
-    assert!(files.len() > 10, "hdl/src not found");
+    let files = hdl_sources();
     let named: Vec<String> = files
         .iter()
         .filter(|f| {
