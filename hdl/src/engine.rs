@@ -145,11 +145,12 @@ use crate::responder::Responder;
 use crate::rx::rx_fifo::RxFifo;
 use crate::tx::tx_arbiter::RECORD_BITS;
 use crate::tx::tx_path::TxPath;
+use rocenic_proto::wire::Opcode;
 
 /// The first and last RC response opcodes (RDMA READ response first .. ATOMIC
 /// ACKNOWLEDGE): what the requester receives, everything else goes to the responder.
-const OP_RESP_FIRST: u64 = 0x0D;
-const OP_RESP_LAST: u64 = 0x12;
+const OP_RESP_FIRST: u64 = Opcode::RdmaReadResponseFirst.code() as u64;
+const OP_RESP_LAST: u64 = Opcode::AtomicAcknowledge.code() as u64;
 
 /// The engine over `2^QA` QPs and `2^MA` MRs; `QS` must be `QA + 4` (the atomic replay
 /// cache's address: stable Rust cannot compute it in the type).

@@ -87,3 +87,38 @@ fn hdl_src_never_names_the_model() {
         named.join("\n")
     );
 }
+
+/// A BTH opcode behind a local constant name (`const OP_FIRST: u64 = ...`, or any constant
+/// of a module named `op`) is set from `Opcode::code`, not from a number: the literal check
+/// above sees only the `k(OP_FIRST)` that uses it.
+#[test]
+fn opcode_constants_come_from_proto() {
+    let mut bad = Vec::new();
+    for f in hdl_sources() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let mut in_op_mod = false;
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if t.ends_with("mod op {") {
+                in_op_mod = true;
+            } else if in_op_mod && line == "}" {
+                in_op_mod = false;
+            }
+            let Some(decl) = t.strip_prefix("pub ").unwrap_or(t).strip_prefix("const ") else {
+                continue;
+            };
+            let Some((name, value)) = decl.split_once(" = ") else {
+                continue;
+            };
+            let opcode = in_op_mod || name.starts_with("OP_");
+            if opcode && value.starts_with(|c: char| c.is_ascii_digit()) {
+                bad.push(format!("{}:{}: {t}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "BTH opcodes retyped as numbers (use rocenic_proto::wire::Opcode::code):\n{}",
+        bad.join("\n")
+    );
+}

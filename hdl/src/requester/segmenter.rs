@@ -102,25 +102,27 @@ const PTR_BITS: usize = SLOT_AW + 1;
 /// Bits of a slot in the slot RAM.
 pub const SLOT_BITS: usize = slot_layout::BITS;
 
-/// Wire opcodes (`rocenic_proto::wire::Opcode`); the bench checks them against the model.
+/// Wire opcodes, from `rocenic_proto::wire::Opcode`.
 pub mod op {
-    pub const SEND_FIRST: u64 = 0x00;
-    pub const SEND_MIDDLE: u64 = 0x01;
-    pub const SEND_LAST: u64 = 0x02;
-    pub const SEND_LAST_IMM: u64 = 0x03;
-    pub const SEND_ONLY: u64 = 0x04;
-    pub const SEND_ONLY_IMM: u64 = 0x05;
-    pub const WRITE_FIRST: u64 = 0x06;
-    pub const WRITE_MIDDLE: u64 = 0x07;
-    pub const WRITE_LAST: u64 = 0x08;
-    pub const WRITE_LAST_IMM: u64 = 0x09;
-    pub const WRITE_ONLY: u64 = 0x0A;
-    pub const WRITE_ONLY_IMM: u64 = 0x0B;
-    pub const READ_REQUEST: u64 = 0x0C;
-    pub const COMPARE_SWAP: u64 = 0x13;
-    pub const FETCH_ADD: u64 = 0x14;
-    pub const SEND_LAST_INV: u64 = 0x16;
-    pub const SEND_ONLY_INV: u64 = 0x17;
+    use rocenic_proto::wire::Opcode;
+
+    pub const SEND_FIRST: u64 = Opcode::SendFirst.code() as u64;
+    pub const SEND_MIDDLE: u64 = Opcode::SendMiddle.code() as u64;
+    pub const SEND_LAST: u64 = Opcode::SendLast.code() as u64;
+    pub const SEND_LAST_IMM: u64 = Opcode::SendLastWithImmediate.code() as u64;
+    pub const SEND_ONLY: u64 = Opcode::SendOnly.code() as u64;
+    pub const SEND_ONLY_IMM: u64 = Opcode::SendOnlyWithImmediate.code() as u64;
+    pub const WRITE_FIRST: u64 = Opcode::RdmaWriteFirst.code() as u64;
+    pub const WRITE_MIDDLE: u64 = Opcode::RdmaWriteMiddle.code() as u64;
+    pub const WRITE_LAST: u64 = Opcode::RdmaWriteLast.code() as u64;
+    pub const WRITE_LAST_IMM: u64 = Opcode::RdmaWriteLastWithImmediate.code() as u64;
+    pub const WRITE_ONLY: u64 = Opcode::RdmaWriteOnly.code() as u64;
+    pub const WRITE_ONLY_IMM: u64 = Opcode::RdmaWriteOnlyWithImmediate.code() as u64;
+    pub const READ_REQUEST: u64 = Opcode::RdmaReadRequest.code() as u64;
+    pub const COMPARE_SWAP: u64 = Opcode::CompareSwap.code() as u64;
+    pub const FETCH_ADD: u64 = Opcode::FetchAdd.code() as u64;
+    pub const SEND_LAST_INV: u64 = Opcode::SendLastWithInvalidate.code() as u64;
+    pub const SEND_ONLY_INV: u64 = Opcode::SendOnlyWithInvalidate.code() as u64;
 }
 
 /// `verbs::WrOpcode` codes.

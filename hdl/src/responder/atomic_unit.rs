@@ -57,13 +57,14 @@ use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::responder::read_resp::{RecordPack, SYNDROME_ACK};
 use crate::tx::tx_arbiter::RECORD_BITS;
+use rocenic_proto::wire::Opcode;
 
 /// Atomics remembered per QP (the model's `REPLAY_DEPTH`; the bench checks they agree).
 /// The cache's slot and count widths are written for 16.
 pub const REPLAY_DEPTH: usize = 16;
 
 /// ATOMIC ACKNOWLEDGE (`rocenic_proto::wire::Opcode::AtomicAcknowledge`).
-const OP_ATOMIC_ACK: u64 = 0x12;
+const OP_ATOMIC_ACK: u64 = Opcode::AtomicAcknowledge.code() as u64;
 
 /// FSM states.
 const IDLE: u64 = 0;

@@ -58,6 +58,7 @@ use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::tx::tx_arbiter::RECORD_BITS;
+use rocenic_proto::wire::Opcode;
 
 crate::packed_layout!(
     /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, from bit 0 up).
@@ -91,10 +92,10 @@ pub const FIFO_LOG: usize = 6;
 pub const SYNDROME_ACK: u64 = 0x1f;
 
 /// Opcodes (`rocenic_proto::wire::Opcode`).
-const OP_FIRST: u64 = 0x0d;
-const OP_MIDDLE: u64 = 0x0e;
-const OP_LAST: u64 = 0x0f;
-const OP_ONLY: u64 = 0x10;
+const OP_FIRST: u64 = Opcode::RdmaReadResponseFirst.code() as u64;
+const OP_MIDDLE: u64 = Opcode::RdmaReadResponseMiddle.code() as u64;
+const OP_LAST: u64 = Opcode::RdmaReadResponseLast.code() as u64;
+const OP_ONLY: u64 = Opcode::RdmaReadResponseOnly.code() as u64;
 
 /// The READ responder data path; see the [module docs](self). `Q`: bits of a QPN.
 #[derive(LogicBlock)]

@@ -90,6 +90,7 @@
 //! latencies, backpressure and failures, every record out exactly once in decision order.
 
 use crate::prelude::*;
+use rocenic_proto::wire::Opcode;
 
 use crate::tx::tx_arbiter::{field_offset, RECORD_BITS};
 
@@ -100,8 +101,8 @@ pub const TAG_DEPTH: usize = 32;
 /// Bit offset of `opcode` in a packed record.
 const OPCODE_AT: usize = 176;
 /// RDMA READ RESPONSE LAST and ONLY (`rocenic_proto::wire::Opcode`).
-const OP_READ_LAST: u64 = 0x0f;
-const OP_READ_ONLY: u64 = 0x10;
+const OP_READ_LAST: u64 = Opcode::RdmaReadResponseLast.code() as u64;
+const OP_READ_ONLY: u64 = Opcode::RdmaReadResponseOnly.code() as u64;
 
 /// The ordering block; see the [module docs](self).
 #[derive(LogicBlock)]

@@ -78,58 +78,82 @@ impl fmt::Display for ExtHeader {
     }
 }
 
-/// Every known opcode with its value, the single table both conversions use.
-const TABLE: [(Opcode, u8); 23] = [
-    (Opcode::SendFirst, 0x00),
-    (Opcode::SendMiddle, 0x01),
-    (Opcode::SendLast, 0x02),
-    (Opcode::SendLastWithImmediate, 0x03),
-    (Opcode::SendOnly, 0x04),
-    (Opcode::SendOnlyWithImmediate, 0x05),
-    (Opcode::RdmaWriteFirst, 0x06),
-    (Opcode::RdmaWriteMiddle, 0x07),
-    (Opcode::RdmaWriteLast, 0x08),
-    (Opcode::RdmaWriteLastWithImmediate, 0x09),
-    (Opcode::RdmaWriteOnly, 0x0A),
-    (Opcode::RdmaWriteOnlyWithImmediate, 0x0B),
-    (Opcode::RdmaReadRequest, 0x0C),
-    (Opcode::RdmaReadResponseFirst, 0x0D),
-    (Opcode::RdmaReadResponseMiddle, 0x0E),
-    (Opcode::RdmaReadResponseLast, 0x0F),
-    (Opcode::RdmaReadResponseOnly, 0x10),
-    (Opcode::Acknowledge, 0x11),
-    (Opcode::AtomicAcknowledge, 0x12),
-    (Opcode::CompareSwap, 0x13),
-    (Opcode::FetchAdd, 0x14),
-    (Opcode::SendLastWithInvalidate, 0x16),
-    (Opcode::SendOnlyWithInvalidate, 0x17),
+/// Every known opcode, in numeric order (their values are in [`Opcode::code`]).
+const ALL: [Opcode; 23] = [
+    Opcode::SendFirst,
+    Opcode::SendMiddle,
+    Opcode::SendLast,
+    Opcode::SendLastWithImmediate,
+    Opcode::SendOnly,
+    Opcode::SendOnlyWithImmediate,
+    Opcode::RdmaWriteFirst,
+    Opcode::RdmaWriteMiddle,
+    Opcode::RdmaWriteLast,
+    Opcode::RdmaWriteLastWithImmediate,
+    Opcode::RdmaWriteOnly,
+    Opcode::RdmaWriteOnlyWithImmediate,
+    Opcode::RdmaReadRequest,
+    Opcode::RdmaReadResponseFirst,
+    Opcode::RdmaReadResponseMiddle,
+    Opcode::RdmaReadResponseLast,
+    Opcode::RdmaReadResponseOnly,
+    Opcode::Acknowledge,
+    Opcode::AtomicAcknowledge,
+    Opcode::CompareSwap,
+    Opcode::FetchAdd,
+    Opcode::SendLastWithInvalidate,
+    Opcode::SendOnlyWithInvalidate,
 ];
 
 impl From<u8> for Opcode {
     fn from(value: u8) -> Self {
-        TABLE
-            .iter()
-            .find(|&&(_, v)| v == value)
-            .map_or(Opcode::Unknown(value), |&(op, _)| op)
+        ALL.into_iter()
+            .find(|op| op.code() == value)
+            .unwrap_or(Opcode::Unknown(value))
     }
 }
 
 impl From<Opcode> for u8 {
     fn from(op: Opcode) -> Self {
-        match op {
-            Opcode::Unknown(v) => v,
-            known => TABLE
-                .iter()
-                .find(|&&(o, _)| o == known)
-                .map_or(0, |&(_, v)| v),
-        }
+        op.code()
     }
 }
 
 impl Opcode {
+    /// Its value on the wire: the one place the codes are written. A `const fn`, so that
+    /// constants elsewhere (the RTL's) are set from it; `u8::from` gives the same.
+    pub const fn code(self) -> u8 {
+        match self {
+            Opcode::SendFirst => 0x00,
+            Opcode::SendMiddle => 0x01,
+            Opcode::SendLast => 0x02,
+            Opcode::SendLastWithImmediate => 0x03,
+            Opcode::SendOnly => 0x04,
+            Opcode::SendOnlyWithImmediate => 0x05,
+            Opcode::RdmaWriteFirst => 0x06,
+            Opcode::RdmaWriteMiddle => 0x07,
+            Opcode::RdmaWriteLast => 0x08,
+            Opcode::RdmaWriteLastWithImmediate => 0x09,
+            Opcode::RdmaWriteOnly => 0x0A,
+            Opcode::RdmaWriteOnlyWithImmediate => 0x0B,
+            Opcode::RdmaReadRequest => 0x0C,
+            Opcode::RdmaReadResponseFirst => 0x0D,
+            Opcode::RdmaReadResponseMiddle => 0x0E,
+            Opcode::RdmaReadResponseLast => 0x0F,
+            Opcode::RdmaReadResponseOnly => 0x10,
+            Opcode::Acknowledge => 0x11,
+            Opcode::AtomicAcknowledge => 0x12,
+            Opcode::CompareSwap => 0x13,
+            Opcode::FetchAdd => 0x14,
+            Opcode::SendLastWithInvalidate => 0x16,
+            Opcode::SendOnlyWithInvalidate => 0x17,
+            Opcode::Unknown(v) => v,
+        }
+    }
+
     /// Every known opcode, in numeric order.
     pub fn all() -> impl Iterator<Item = Opcode> {
-        TABLE.iter().map(|&(op, _)| op)
+        ALL.into_iter()
     }
 
     pub const fn is_known(self) -> bool {
