@@ -88,9 +88,10 @@ fn hdl_src_never_names_the_model() {
     );
 }
 
-/// A BTH opcode behind a local constant name (`const OP_FIRST: u64 = ...`, or any constant
-/// of a module named `op`) is set from `Opcode::code`, not from a number: the literal check
-/// above sees only the `k(OP_FIRST)` that uses it.
+/// A BTH or WR opcode behind a local constant name (`const OP_FIRST: u64 = ...`, or any
+/// constant of a module named `op` or `wr`) is set from proto's `Opcode::code` or
+/// `WrOpcode::code`, not from a number: the literal check above sees only the
+/// `k(OP_FIRST)` that uses it.
 #[test]
 fn opcode_constants_come_from_proto() {
     let mut bad = Vec::new();
@@ -99,7 +100,7 @@ fn opcode_constants_come_from_proto() {
         let mut in_op_mod = false;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
-            if t.ends_with("mod op {") {
+            if t.ends_with("mod op {") || t.ends_with("mod wr {") {
                 in_op_mod = true;
             } else if in_op_mod && line == "}" {
                 in_op_mod = false;
@@ -118,7 +119,7 @@ fn opcode_constants_come_from_proto() {
     }
     assert!(
         bad.is_empty(),
-        "BTH opcodes retyped as numbers (use rocenic_proto::wire::Opcode::code):\n{}",
+        "opcodes retyped as numbers (use rocenic_proto's Opcode::code or WrOpcode::code):\n{}",
         bad.join("\n")
     );
 }

@@ -127,14 +127,16 @@ pub mod op {
 
 /// `verbs::WrOpcode` codes.
 pub mod wr {
-    pub const RDMA_WRITE: u64 = 0;
-    pub const RDMA_WRITE_WITH_IMM: u64 = 1;
-    pub const SEND: u64 = 2;
-    pub const SEND_WITH_IMM: u64 = 3;
-    pub const RDMA_READ: u64 = 4;
-    pub const ATOMIC_CMP_AND_SWP: u64 = 5;
-    pub const ATOMIC_FETCH_AND_ADD: u64 = 6;
-    pub const SEND_WITH_INV: u64 = 9;
+    use rocenic_proto::abi::verbs::WrOpcode;
+
+    pub const RDMA_WRITE: u64 = WrOpcode::RdmaWrite.code() as u64;
+    pub const RDMA_WRITE_WITH_IMM: u64 = WrOpcode::RdmaWriteWithImm.code() as u64;
+    pub const SEND: u64 = WrOpcode::Send.code() as u64;
+    pub const SEND_WITH_IMM: u64 = WrOpcode::SendWithImm.code() as u64;
+    pub const RDMA_READ: u64 = WrOpcode::RdmaRead.code() as u64;
+    pub const ATOMIC_CMP_AND_SWP: u64 = WrOpcode::AtomicCmpAndSwp.code() as u64;
+    pub const ATOMIC_FETCH_AND_ADD: u64 = WrOpcode::AtomicFetchAndAdd.code() as u64;
+    pub const SEND_WITH_INV: u64 = WrOpcode::SendWithInv.code() as u64;
 }
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
