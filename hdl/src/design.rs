@@ -117,7 +117,8 @@ pub enum Design {
     MrCheck,
     /// The TX frame builder ([`HdrBuild`]: header build, payload merge, ICRC insertion).
     HdrBuild,
-    /// The TX back end ([`TxPath`]: [`TxArbiter`](crate::tx::tx_arbiter::TxArbiter) feeding [`HdrBuild`]).
+    /// The TX back end ([`TxPath`]: [`TxArbiter`](crate::tx::tx_arbiter::TxArbiter) feeding
+    /// [`HdrBuild`]).
     TxPath,
     /// The RX verdict engine ([`RxParser`]): header checks and ICRC per frame.
     RxParser,

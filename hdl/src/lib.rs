@@ -73,7 +73,8 @@
 //!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients).
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`completion::cqe_beat::CqeBeat`] lays a CQE out as one beat.
-//! - [`requester::qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round robin.
+//! - [`requester::qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round
+//!   robin.
 //! - [`control::qp_counters::QpCounters`]: the per-QP counters in block RAM (a read-modify-write
 //!   lane per source group), cleared and read for the command engine.
 //! - [`control::mr_check::MrCheck`]: key, PD, range and access -> IOVA or the reason, against the
@@ -101,10 +102,10 @@
 //! - [`rx::rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
 //!   buffer, header records and payload realigned to lane 0 for a consumer that may stall,
 //!   drop pulses by reason.
-//! - [`requester::segmenter::Segmenter`]: the requester's segmentation: a send WQE's request records
-//!   and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
-//! - [`requester::wqe_fetch::WqeFetch`]: send WQEs read from the SQ ring by DMA (up to 8 posted ones
-//!   a read, kept in a prefetch buffer) and decoded (`SendWqe::from_bytes`).
+//! - [`requester::segmenter::Segmenter`]: the requester's segmentation: a send WQE's request
+//!   records and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
+//! - [`requester::wqe_fetch::WqeFetch`]: send WQEs read from the SQ ring by DMA (up to 8 posted
+//!   ones a read, kept in a prefetch buffer) and decoded (`SendWqe::from_bytes`).
 //! - [`requester::Requester`]: the requester's sequencer: transmit half (SQ doorbells,
 //!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`)
 //!   and the receive half's fault-free path (responses through `ReqRxCheck`, READ/atomic
@@ -118,12 +119,13 @@
 //! - [`common::byte_swap::ByteSwap`]: byte reversal (lane order to wire numbers), a wiring leaf.
 //!
 //! - [`control::Control`]: the control plane — [`control::regfile::RegFile`] (BAR0) and
-//!   [`control::cmd::CmdEngine`] (the mailbox commands over the [`control::ctx_tables`] in block RAM).
+//!   [`control::cmd::CmdEngine`] (the mailbox commands over the [`control::ctx_tables`] in block
+//!   RAM).
 //! - [`control::leaves`]: small custom-Verilog leaves of the control plane (word select, word bank,
 //!   counter bank, record pack/unpack).
 //!
-//! Helpers: [`common::crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches), [`gates`]
-//! (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
+//! Helpers: [`common::crc32`] (the CRC-32 as GF(2) matrices), [`bench`](mod@bench) (test benches),
+//! [`gates`] (Verilator and yosys gates, also behind `rocenic-hdl --synth`).
 //!
 //! The current top ([`Design`]) is written by the `rocenic-hdl` binary:
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.

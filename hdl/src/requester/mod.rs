@@ -88,9 +88,10 @@
 //! (NaksReceived, RnrNaksReceived, Duplicates, MalformedDrops, UnknownQpDrops), a refused
 //! write on `m_cnt_dma_faults`.
 //!
-//! `diff::responses_match_the_model` holds it to the model: both sides' requests answered
-//! by a responder model each, the responses fed back, CQEs (successes too), QP errors, the
-//! emptied ring and window, host memory (READ/atomic results) and the counters compared.
+//! `requester::responses_match_the_model` (`hdl/tests/against_model`) holds it to the model: both
+//! sides' requests answered by a responder model each, the responses fed back, CQEs (successes
+//! too), QP errors, the emptied ring and window, host memory (READ/atomic results) and the counters
+//! compared.
 //!
 //! # Go-back-N (the decision's `m_cursor` = rewind)
 //!
@@ -162,12 +163,11 @@
 //! ```
 //!
 //! The model's `rnr_nak` / `rnr_until` / `fire_timers`. Differences (timing only): the
-//! Segmenter's queued packets of the QP still leave at the RNR NAK (the peer NAKs them as
-//! out of sequence, which the decision ignores while waiting); an ACK-timer arm decided
-//! during the wait (a progress) is not applied (the model keeps both deadlines; here the
-//! RNR timer stays and the ACK timer is armed when it fires). `diff::rnr_waits_match_the_model`
-//! (a peer posting its receives late) and `diff::rnr_exhaustion_matches_the_model` (never)
-//! hold it to the model.
+//! Segmenter's queued packets of the QP still leave at the RNR NAK (the peer NAKs them as out of
+//! sequence, which the decision ignores while waiting); an ACK-timer arm decided during the wait (a
+//! progress) is not applied (the model keeps both deadlines; here the RNR timer stays and the ACK
+//! timer is armed when it fires). `requester::rnr_waits_match_the_model` (a peer posting its
+//! receives late) and `requester::rnr_exhaustion_matches_the_model` (never) hold it to the model.
 //!
 //! # The flush (WR_FLUSH_ERR)
 //!
@@ -189,15 +189,14 @@
 //!
 //! # How it is held to the model
 //!
-//! The bench `hdl/tests/against_model/requester.rs` (`requester::random_wqes_match_the_model`,
-//! in the default test run): the block against the model's `Nic` over random WQE streams on two QPs, with the tables,
-//! MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs, QP
-//! errors, `next_psn` and the ring compared each round, and every fetch held back must be
-//! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring
-//! limit are not reached there. `requester::long_message_matches_the_model` sends a
-//! WRITE of 1100+ packets at PMTU 256 with the responses held back at first: exactly the
-//! window's 1024 packets leave, the rest as the ACKs come (frames byte for byte).
-//! `requester::responses_match_the_model` adds a
+//! The bench `hdl/tests/against_model/requester.rs` (`requester::random_wqes_match_the_model`, in
+//! the default test run): the block against the model's `Nic` over random WQE streams on two QPs,
+//! with the tables, MR checks and DMA simulated from the model's rules; frames byte for byte, CQEs,
+//! QP errors, `next_psn` and the ring compared each round, and every fetch held back must be
+//! explained by max_rd_atomic or FENCE. No responses, so the window and the 16-op ring limit are
+//! not reached there. `requester::long_message_matches_the_model` sends a WRITE of 1100+ packets at
+//! PMTU 256 with the responses held back at first: exactly the window's 1024 packets leave, the
+//! rest as the ACKs come (frames byte for byte). `requester::responses_match_the_model` adds a
 //! responder model as the peer of each side (up to 32 WQEs a round: the ring fills).
 //! `requester::faults_match_the_model` puts a seeded fault rule on both sides' links
 //! (requests and responses held back so later ones overtake them, or duplicated; nothing
@@ -205,8 +204,8 @@
 //! CQEs, QP errors, the drained ring and window and memory compared, retransmissions and
 //! NAKs required (`fault_seed_0xfa170000_matches_the_model`, once a "known failure", was
 //! the bench's: a peer in error after an invalid-request NAK leaves a READ unanswered, on
-//! the model as on the RTL). `requester::losses_match_the_model` adds losses (6% of the first passes
-//! of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
+//! the model as on the RTL). `requester::losses_match_the_model` adds losses (6% of the first
+//! passes of frames dropped on both links, ACK timeout 8192 cycles): ACK timeouts, retries and
 //! go-back-N from `una` required, the Retransmits pulses held to the frames sent again.
 //! `requester::retry_exhaustion_matches_the_model`: a peer silent for one QP from a
 //! PSN on, 0 to 2 retries: RETRY_EXC_ERR on the oldest op, the QP error and the flush as

@@ -8,14 +8,13 @@
 //!  s_start, then s_op_valid + one op per cycle --> walk registers --> m_* (the decision)
 //! ```
 //!
-//! The rule is the model's `requester::on_response` (`model/src/requester.rs`), which the
-//! model's `requester_rx` itself calls; the bench in
-//! `hdl/tests/against_model/req_rx_check.rs` holds this block to it. The sequencer keeps each QP's outstanding ops in a ring
-//! (oldest first, as the model's `ops`); to decide on a response it holds the response's
-//! fields and the QP's `qpr` state on the `s_*` inputs, pulses `s_start`, then feeds the
-//! ring's entries in order on `s_op_*` (one per cycle, any gaps allowed). Once the last
-//! entry is in, the `m_*` outputs are the decision (combinational from the walk's
-//! registers and the held inputs).
+//! The rule is the model's `requester::on_response` (`model/src/requester.rs`), which the model's
+//! `requester_rx` itself calls; the bench in `hdl/tests/against_model/req_rx_check.rs` holds this
+//! block to it. The sequencer keeps each QP's outstanding ops in a ring (oldest first, as the
+//! model's `ops`); to decide on a response it holds the response's fields and the QP's `qpr` state
+//! on the `s_*` inputs, pulses `s_start`, then feeds the ring's entries in order on `s_op_*` (one
+//! per cycle, any gaps allowed). Once the last entry is in, the `m_*` outputs are the decision
+//! (combinational from the walk's registers and the held inputs).
 //!
 //! What one pass over the ops collects (every op not `done`):
 //!

@@ -61,9 +61,9 @@
 //!                                                                  +--> FL_ERR (qpa.state := ERR) -> F_WQPS
 //! ```
 //!
-//! Held to the model by a scripted bench and a differential bench against the model's
-//! `Nic` (`hdl/tests/against_model/responder`, `diff`: random streams, every response frame byte for byte,
-//! CQEs, host memory, QP state, counters; see its docs and docs/hdl.md).
+//! Held to the model by a scripted bench and a differential bench against the model's `Nic`
+//! (`hdl/tests/against_model/responder`, `diff`: random streams, every response frame byte for
+//! byte, CQEs, host memory, QP state, counters; see its docs and docs/hdl.md).
 //!
 //! # Not yet
 //!
@@ -74,9 +74,9 @@
 //! - With reports arriving after later packets of the same QP were executed, the atomic's
 //!   give-back of ePSN / MSN is approximate (the model is sequential; the QP errors anyway).
 //! - The read-modify-write of `qps` is not interlocked with a MODIFY_QP of the same QP.
-//! - Responses are not held in PSN order across the sources here: an ACK record can be
-//!   offered before the packets of an earlier READ are read from host memory. The engine
-//!   orders them ([`RspOrder`](crate::responder::rsp_order::RspOrder), fed by this block's hand-outs).
+//! - Responses are not held in PSN order across the sources here: an ACK record can be offered
+//!   before the packets of an earlier READ are read from host memory. The engine orders them
+//!   ([`RspOrder`](crate::responder::rsp_order::RspOrder), fed by this block's hand-outs).
 //!
 //! # Receive WQEs read ahead
 //!

@@ -13,17 +13,17 @@
 //!
 //! # Interface
 //!
-//! - `s_job_*` (valid/ready): the TX addressing of the responses (`dst_mac`, `src_mac`,
-//!   `src_ip`, `dst_ip`, `udp_sport`, as in [`RECORD_FIELDS`](crate::tx::tx_arbiter::RECORD_FIELDS)),
-//!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits: the records' `src_qp`, and
-//!   reported on errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
+//! - `s_job_*` (valid/ready): the TX addressing of the responses (`dst_mac`, `src_mac`, `src_ip`,
+//!   `dst_ip`, `udp_sport`, as in [`RECORD_FIELDS`](crate::tx::tx_arbiter::RECORD_FIELDS)),
+//!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits: the records' `src_qp`, and reported on
+//!   errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
 //!   (64, translated and checked by `MrCheck`), `len` (32, `0..=2^31`), `pmtu` (3, the IB
 //!   MTU code 1..=5 = 256..4096 bytes).
 //! - `m_dma_rd_req_*`, `s_dma_rd_resp_*`: a DMA read client (docs/rtl-architecture.md:
 //!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
 //!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
 //!   tag is a running request count (not needed: responses come in order).
-//! - `m_pkt_*` (valid/ready, [`RECORD_BITS`](crate::tx::tx_arbiter::RECORD_BITS)): one packed
+//! - `m_pkt_*` (valid/ready, [`RECORD_BITS`]): one packed
 //!   record per response packet, the fields of `RECORD_FIELDS` ([`record_layout`]):
 //!   RDMA READ RESPONSE ONLY / FIRST / MIDDLE / LAST, PSN `psn + k` (24-bit wrap), AETH
 //!   (syndrome ACK with credit 0x1f, `msn`; sent on all but MIDDLE), `payload_len`
