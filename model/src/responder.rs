@@ -18,10 +18,10 @@ use rocenic_proto::abi::verbs::{access, wc_flags, QpState, WcOpcode, WcStatus};
 use rocenic_proto::abi::wqe::RecvWqe;
 use rocenic_proto::abi::DESC_SIZE;
 use rocenic_proto::device::DmaPort;
-use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
+use rocenic_proto::wire::{NakCode, Opcode, Syndrome, CREDITS_INVALID};
 
 /// Credit field of our ACKs: "invalid credit" (we do not use end-to-end flow control).
-pub const NO_CREDIT: u8 = 0x1f;
+pub const NO_CREDIT: u8 = CREDITS_INVALID;
 /// Atomics remembered per QP for duplicate detection (the oldest is forgotten first).
 pub const REPLAY_DEPTH: usize = 16;
 

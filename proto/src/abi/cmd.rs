@@ -55,17 +55,78 @@ numbered_enum! {
 pub type Args = [u32; 16];
 pub type Outs = [u32; 8];
 
-fn lo(v: u64) -> u32 {
-    v as u32
+/// Where a command argument sits: `width` bits from bit `bit` of word `word`. A 64-bit
+/// value takes word `word` (low half) and the next. Read as one little-endian vector of the
+/// 16 words (word 0's bit 0 first), the field starts at [`offset`](Self::offset): how the
+/// RTL slices it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArgField {
+    pub word: usize,
+    pub bit: usize,
+    pub width: usize,
 }
-fn hi(v: u64) -> u32 {
-    (v >> 32) as u32
+
+impl ArgField {
+    /// A whole word.
+    pub const fn word(word: usize) -> ArgField {
+        ArgField::bits(word, 0, 32)
+    }
+
+    /// A 64-bit value: word `word` and the next.
+    pub const fn dword(word: usize) -> ArgField {
+        ArgField::bits(word, 0, 64)
+    }
+
+    pub const fn bits(word: usize, bit: usize, width: usize) -> ArgField {
+        let in_word = width > 0 && bit + width <= 32 && word < 16;
+        assert!(in_word || bit == 0 && width == 64 && word < 15);
+        ArgField { word, bit, width }
+    }
+
+    /// The field's first bit in the arguments as one vector.
+    pub const fn offset(self) -> usize {
+        self.word * 32 + self.bit
+    }
+
+    const fn mask(self) -> u64 {
+        u64::MAX >> (64 - self.width)
+    }
+
+    pub fn get(self, a: &Args) -> u64 {
+        let mut v = u64::from(a[self.word]) >> self.bit;
+        if self.width > 32 {
+            v |= u64::from(a[self.word + 1]) << 32;
+        }
+        v & self.mask()
+    }
+
+    /// Sets the field to `v` (bits above its width are dropped), leaving the rest.
+    pub fn set(self, a: &mut Args, v: u64) {
+        let v = (v & self.mask()) << self.bit;
+        let keep = !(self.mask() << self.bit);
+        a[self.word] = (u64::from(a[self.word]) & keep | v) as u32;
+        if self.width > 32 {
+            a[self.word + 1] = (v >> 32) as u32;
+        }
+    }
 }
-fn join(lo: u32, hi: u32) -> u64 {
-    (hi as u64) << 32 | lo as u64
+
+/// Builds a command's argument words from `(field, value)` pairs.
+fn args<const N: usize>(fields: [(ArgField, u64); N]) -> Args {
+    let mut a = [0; 16];
+    for (f, v) in fields {
+        f.set(&mut a, v);
+    }
+    a
 }
 
 /// CREATE_PD / DESTROY_PD: word 0 = PDN.
+pub mod pd_arg {
+    use super::ArgField;
+    pub const PDN: ArgField = ArgField::word(0);
+}
+
+/// The arguments of CREATE_PD and DESTROY_PD ([`pd_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PdArgs {
     pub pdn: u32,
@@ -73,18 +134,26 @@ pub struct PdArgs {
 
 impl PdArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
-        a[0] = self.pdn;
-        a
+        args([(pd_arg::PDN, self.pdn.into())])
     }
     pub fn from_args(a: &Args) -> Self {
-        PdArgs { pdn: a[0] }
+        PdArgs {
+            pdn: pd_arg::PDN.get(a) as u32,
+        }
     }
 }
 
 /// CREATE_CQ: word 0 = CQN, 1 = log2 of the entry count, 2/3 = ring IOVA (lo/hi).
 /// The ring must be 64-byte aligned, zeroed by the host (phase 0 = not yet written).
 /// DESTROY_CQ uses word 0 only.
+pub mod cq_arg {
+    use super::ArgField;
+    pub const CQN: ArgField = ArgField::word(0);
+    pub const LOG_SIZE: ArgField = ArgField::word(1);
+    pub const RING_IOVA: ArgField = ArgField::dword(2);
+}
+
+/// The arguments of CREATE_CQ ([`cq_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CqArgs {
     pub cqn: u32,
@@ -94,30 +163,29 @@ pub struct CqArgs {
 
 impl CqArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
-        a[0] = self.cqn;
-        a[1] = self.log_size;
-        a[2] = lo(self.ring_iova);
-        a[3] = hi(self.ring_iova);
-        a
+        args([
+            (cq_arg::CQN, self.cqn.into()),
+            (cq_arg::LOG_SIZE, self.log_size.into()),
+            (cq_arg::RING_IOVA, self.ring_iova),
+        ])
     }
     pub fn from_args(a: &Args) -> Self {
         CqArgs {
-            cqn: a[0],
-            log_size: a[1],
-            ring_iova: join(a[2], a[3]),
+            cqn: cq_arg::CQN.get(a) as u32,
+            log_size: cq_arg::LOG_SIZE.get(a) as u32,
+            ring_iova: cq_arg::RING_IOVA.get(a),
         }
     }
 }
 
 /// The key of MR `index` with generation `tag`: lkey = rkey = index << 8 | tag. The tag lets
 /// the host re-register an index without old keys working again.
-pub fn mr_key(index: u32, tag: u8) -> u32 {
+pub const fn mr_key(index: u32, tag: u8) -> u32 {
     index << 8 | tag as u32
 }
 
 /// The MR index a key names.
-pub fn mr_index(key: u32) -> u32 {
+pub const fn mr_index(key: u32) -> u32 {
     key >> 8
 }
 
@@ -126,6 +194,18 @@ pub fn mr_index(key: u32) -> u32 {
 /// The region [IOVA base, +length) must be mapped by the IOMMU; the device turns a
 /// virtual address `va` inside [virtual base, +length) into `iova_base + (va - va_base)`.
 /// DEREG_MR uses word 0 only.
+pub mod mr_arg {
+    use super::ArgField;
+    pub const INDEX: ArgField = ArgField::word(0);
+    pub const KEY: ArgField = ArgField::word(1);
+    pub const PDN: ArgField = ArgField::word(2);
+    pub const ACCESS: ArgField = ArgField::word(3);
+    pub const VA: ArgField = ArgField::dword(4);
+    pub const IOVA: ArgField = ArgField::dword(6);
+    pub const LENGTH: ArgField = ArgField::dword(8);
+}
+
+/// The arguments of REG_MR ([`mr_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MrArgs {
     pub index: u32,
@@ -139,28 +219,27 @@ pub struct MrArgs {
 
 impl MrArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
-        a[0] = self.index;
-        a[1] = self.key;
-        a[2] = self.pdn;
-        a[3] = self.access;
-        a[4] = lo(self.va);
-        a[5] = hi(self.va);
-        a[6] = lo(self.iova);
-        a[7] = hi(self.iova);
-        a[8] = lo(self.length);
-        a[9] = hi(self.length);
-        a
+        use mr_arg as f;
+        args([
+            (f::INDEX, self.index.into()),
+            (f::KEY, self.key.into()),
+            (f::PDN, self.pdn.into()),
+            (f::ACCESS, self.access.into()),
+            (f::VA, self.va),
+            (f::IOVA, self.iova),
+            (f::LENGTH, self.length),
+        ])
     }
     pub fn from_args(a: &Args) -> Self {
+        use mr_arg as f;
         MrArgs {
-            index: a[0],
-            key: a[1],
-            pdn: a[2],
-            access: a[3],
-            va: join(a[4], a[5]),
-            iova: join(a[6], a[7]),
-            length: join(a[8], a[9]),
+            index: f::INDEX.get(a) as u32,
+            key: f::KEY.get(a) as u32,
+            pdn: f::PDN.get(a) as u32,
+            access: f::ACCESS.get(a) as u32,
+            va: f::VA.get(a),
+            iova: f::IOVA.get(a),
+            length: f::LENGTH.get(a),
         }
     }
 }
@@ -168,6 +247,19 @@ impl MrArgs {
 /// CREATE_QP: word 0 = QPN, 1 = PDN, 2 = send CQN, 3 = receive CQN, 4/5 = SQ ring IOVA,
 /// 6 = SQ log2 entries, 7/8 = RQ ring IOVA, 9 = RQ log2 entries. The QP starts in RESET.
 /// DESTROY_QP and QUERY_QP use word 0 only.
+pub mod create_qp_arg {
+    use super::ArgField;
+    pub const QPN: ArgField = ArgField::word(0);
+    pub const PDN: ArgField = ArgField::word(1);
+    pub const SEND_CQN: ArgField = ArgField::word(2);
+    pub const RECV_CQN: ArgField = ArgField::word(3);
+    pub const SQ_IOVA: ArgField = ArgField::dword(4);
+    pub const SQ_LOG_SIZE: ArgField = ArgField::word(6);
+    pub const RQ_IOVA: ArgField = ArgField::dword(7);
+    pub const RQ_LOG_SIZE: ArgField = ArgField::word(9);
+}
+
+/// The arguments of CREATE_QP ([`create_qp_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CreateQpArgs {
     pub qpn: u32,
@@ -182,29 +274,29 @@ pub struct CreateQpArgs {
 
 impl CreateQpArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
-        a[0] = self.qpn;
-        a[1] = self.pdn;
-        a[2] = self.send_cqn;
-        a[3] = self.recv_cqn;
-        a[4] = lo(self.sq_iova);
-        a[5] = hi(self.sq_iova);
-        a[6] = self.sq_log_size;
-        a[7] = lo(self.rq_iova);
-        a[8] = hi(self.rq_iova);
-        a[9] = self.rq_log_size;
-        a
+        use create_qp_arg as f;
+        args([
+            (f::QPN, self.qpn.into()),
+            (f::PDN, self.pdn.into()),
+            (f::SEND_CQN, self.send_cqn.into()),
+            (f::RECV_CQN, self.recv_cqn.into()),
+            (f::SQ_IOVA, self.sq_iova),
+            (f::SQ_LOG_SIZE, self.sq_log_size.into()),
+            (f::RQ_IOVA, self.rq_iova),
+            (f::RQ_LOG_SIZE, self.rq_log_size.into()),
+        ])
     }
     pub fn from_args(a: &Args) -> Self {
+        use create_qp_arg as f;
         CreateQpArgs {
-            qpn: a[0],
-            pdn: a[1],
-            send_cqn: a[2],
-            recv_cqn: a[3],
-            sq_iova: join(a[4], a[5]),
-            sq_log_size: a[6],
-            rq_iova: join(a[7], a[8]),
-            rq_log_size: a[9],
+            qpn: f::QPN.get(a) as u32,
+            pdn: f::PDN.get(a) as u32,
+            send_cqn: f::SEND_CQN.get(a) as u32,
+            recv_cqn: f::RECV_CQN.get(a) as u32,
+            sq_iova: f::SQ_IOVA.get(a),
+            sq_log_size: f::SQ_LOG_SIZE.get(a) as u32,
+            rq_iova: f::RQ_IOVA.get(a),
+            rq_log_size: f::RQ_LOG_SIZE.get(a) as u32,
         }
     }
 }
@@ -256,6 +348,30 @@ pub mod qp_attr {
 /// 0..2 (as `regs::MAC_HI`), 9 = dest IPv4 (big-endian packed), 10 = access flags,
 /// 11 = timeout (bits 4:0) | retry_cnt (10:8) | rnr_retry (18:16) | min_rnr_timer (28:24),
 /// 12 = max_rd_atomic (7:0) | max_dest_rd_atomic (15:8), 13 = UDP source port (15:0).
+pub mod modify_qp_arg {
+    use super::ArgField;
+    pub const QPN: ArgField = ArgField::word(0);
+    /// The attributes set ([`qp_attr`](super::qp_attr)).
+    pub const MASK: ArgField = ArgField::word(1);
+    pub const STATE: ArgField = ArgField::word(2);
+    pub const PATH_MTU: ArgField = ArgField::word(3);
+    pub const DEST_QPN: ArgField = ArgField::word(4);
+    pub const RQ_PSN: ArgField = ArgField::word(5);
+    pub const SQ_PSN: ArgField = ArgField::word(6);
+    pub const MAC_LO: ArgField = ArgField::word(7);
+    pub const MAC_HI: ArgField = ArgField::word(8);
+    pub const DEST_IP: ArgField = ArgField::word(9);
+    pub const ACCESS: ArgField = ArgField::word(10);
+    pub const TIMEOUT: ArgField = ArgField::bits(11, 0, 5);
+    pub const RETRY_CNT: ArgField = ArgField::bits(11, 8, 3);
+    pub const RNR_RETRY: ArgField = ArgField::bits(11, 16, 3);
+    pub const MIN_RNR_TIMER: ArgField = ArgField::bits(11, 24, 5);
+    pub const MAX_RD_ATOMIC: ArgField = ArgField::bits(12, 0, 8);
+    pub const MAX_DEST_RD_ATOMIC: ArgField = ArgField::bits(12, 8, 8);
+    pub const UDP_SPORT: ArgField = ArgField::bits(13, 0, 16);
+}
+
+/// The arguments of MODIFY_QP ([`modify_qp_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ModifyQpArgs {
     pub qpn: u32,
@@ -279,46 +395,49 @@ pub struct ModifyQpArgs {
 
 impl ModifyQpArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
+        use modify_qp_arg as f;
         let (mac_hi, mac_lo) = super::regs::mac_to_regs(self.dest_mac);
-        a[0] = self.qpn;
-        a[1] = self.mask;
-        a[2] = self.state as u32;
-        a[3] = self.path_mtu as u32;
-        a[4] = self.dest_qpn;
-        a[5] = self.rq_psn;
-        a[6] = self.sq_psn;
-        a[7] = mac_lo;
-        a[8] = mac_hi;
-        a[9] = u32::from_be_bytes(self.dest_ip);
-        a[10] = self.access;
-        a[11] = (self.timeout as u32 & 0x1f)
-            | (self.retry_cnt as u32 & 7) << 8
-            | (self.rnr_retry as u32 & 7) << 16
-            | (self.min_rnr_timer as u32 & 0x1f) << 24;
-        a[12] = self.max_rd_atomic as u32 | (self.max_dest_rd_atomic as u32) << 8;
-        a[13] = self.udp_sport as u32;
-        a
+        args([
+            (f::QPN, self.qpn.into()),
+            (f::MASK, self.mask.into()),
+            (f::STATE, self.state.into()),
+            (f::PATH_MTU, self.path_mtu.into()),
+            (f::DEST_QPN, self.dest_qpn.into()),
+            (f::RQ_PSN, self.rq_psn.into()),
+            (f::SQ_PSN, self.sq_psn.into()),
+            (f::MAC_LO, mac_lo.into()),
+            (f::MAC_HI, mac_hi.into()),
+            (f::DEST_IP, u32::from_be_bytes(self.dest_ip).into()),
+            (f::ACCESS, self.access.into()),
+            (f::TIMEOUT, self.timeout.into()),
+            (f::RETRY_CNT, self.retry_cnt.into()),
+            (f::RNR_RETRY, self.rnr_retry.into()),
+            (f::MIN_RNR_TIMER, self.min_rnr_timer.into()),
+            (f::MAX_RD_ATOMIC, self.max_rd_atomic.into()),
+            (f::MAX_DEST_RD_ATOMIC, self.max_dest_rd_atomic.into()),
+            (f::UDP_SPORT, self.udp_sport.into()),
+        ])
     }
     pub fn from_args(a: &Args) -> Self {
+        use modify_qp_arg as f;
         ModifyQpArgs {
-            qpn: a[0],
-            mask: a[1],
-            state: a[2] as u8,
-            path_mtu: a[3] as u8,
-            dest_qpn: a[4],
-            rq_psn: a[5],
-            sq_psn: a[6],
-            dest_mac: super::regs::mac_from_regs(a[8], a[7]),
-            dest_ip: a[9].to_be_bytes(),
-            access: a[10],
-            timeout: (a[11] & 0x1f) as u8,
-            retry_cnt: (a[11] >> 8 & 7) as u8,
-            rnr_retry: (a[11] >> 16 & 7) as u8,
-            min_rnr_timer: (a[11] >> 24 & 0x1f) as u8,
-            max_rd_atomic: a[12] as u8,
-            max_dest_rd_atomic: (a[12] >> 8) as u8,
-            udp_sport: a[13] as u16,
+            qpn: f::QPN.get(a) as u32,
+            mask: f::MASK.get(a) as u32,
+            state: f::STATE.get(a) as u8,
+            path_mtu: f::PATH_MTU.get(a) as u8,
+            dest_qpn: f::DEST_QPN.get(a) as u32,
+            rq_psn: f::RQ_PSN.get(a) as u32,
+            sq_psn: f::SQ_PSN.get(a) as u32,
+            dest_mac: super::regs::mac_from_regs(f::MAC_HI.get(a) as u32, f::MAC_LO.get(a) as u32),
+            dest_ip: (f::DEST_IP.get(a) as u32).to_be_bytes(),
+            access: f::ACCESS.get(a) as u32,
+            timeout: f::TIMEOUT.get(a) as u8,
+            retry_cnt: f::RETRY_CNT.get(a) as u8,
+            rnr_retry: f::RNR_RETRY.get(a) as u8,
+            min_rnr_timer: f::MIN_RNR_TIMER.get(a) as u8,
+            max_rd_atomic: f::MAX_RD_ATOMIC.get(a) as u8,
+            max_dest_rd_atomic: f::MAX_DEST_RD_ATOMIC.get(a) as u8,
+            udp_sport: f::UDP_SPORT.get(a) as u16,
         }
     }
     /// The path MTU, if the code is valid.
@@ -370,6 +489,13 @@ impl QueryQpOut {
 
 /// QUERY_QP_COUNTERS: word 0 = QPN, 1/2 = IOVA of a 128-byte buffer into which the device
 /// writes the QP's counters as 16 little-endian u64 in `regs::Counter` order.
+pub mod qp_counters_arg {
+    use super::ArgField;
+    pub const QPN: ArgField = ArgField::word(0);
+    pub const IOVA: ArgField = ArgField::dword(1);
+}
+
+/// The arguments of QUERY_QP_COUNTERS ([`qp_counters_arg`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpCountersArgs {
     pub qpn: u32,
@@ -378,16 +504,15 @@ pub struct QpCountersArgs {
 
 impl QpCountersArgs {
     pub fn to_args(&self) -> Args {
-        let mut a = [0; 16];
-        a[0] = self.qpn;
-        a[1] = lo(self.iova);
-        a[2] = hi(self.iova);
-        a
+        args([
+            (qp_counters_arg::QPN, self.qpn.into()),
+            (qp_counters_arg::IOVA, self.iova),
+        ])
     }
     pub fn from_args(a: &Args) -> Self {
         QpCountersArgs {
-            qpn: a[0],
-            iova: join(a[1], a[2]),
+            qpn: qp_counters_arg::QPN.get(a) as u32,
+            iova: qp_counters_arg::IOVA.get(a),
         }
     }
 }
@@ -474,5 +599,68 @@ mod tests {
             access: 7,
         };
         assert_eq!(QueryQpOut::from_outs(&q.to_outs()), q);
+    }
+
+    /// A command's fields never share a bit, and each reads back what was set.
+    #[test]
+    fn arg_fields_are_disjoint() {
+        use modify_qp_arg as m;
+        let commands: [&[ArgField]; 6] = [
+            &[pd_arg::PDN],
+            &[qp_counters_arg::QPN, qp_counters_arg::IOVA],
+            &[cq_arg::CQN, cq_arg::LOG_SIZE, cq_arg::RING_IOVA],
+            &[
+                mr_arg::INDEX,
+                mr_arg::KEY,
+                mr_arg::PDN,
+                mr_arg::ACCESS,
+                mr_arg::VA,
+                mr_arg::IOVA,
+                mr_arg::LENGTH,
+            ],
+            &[
+                create_qp_arg::QPN,
+                create_qp_arg::PDN,
+                create_qp_arg::SEND_CQN,
+                create_qp_arg::RECV_CQN,
+                create_qp_arg::SQ_IOVA,
+                create_qp_arg::SQ_LOG_SIZE,
+                create_qp_arg::RQ_IOVA,
+                create_qp_arg::RQ_LOG_SIZE,
+            ],
+            &[
+                m::QPN,
+                m::MASK,
+                m::STATE,
+                m::PATH_MTU,
+                m::DEST_QPN,
+                m::RQ_PSN,
+                m::SQ_PSN,
+                m::MAC_LO,
+                m::MAC_HI,
+                m::DEST_IP,
+                m::ACCESS,
+                m::TIMEOUT,
+                m::RETRY_CNT,
+                m::RNR_RETRY,
+                m::MIN_RNR_TIMER,
+                m::MAX_RD_ATOMIC,
+                m::MAX_DEST_RD_ATOMIC,
+                m::UDP_SPORT,
+            ],
+        ];
+        for fields in commands {
+            let mut a = [0; 16];
+            for (i, f) in fields.iter().enumerate() {
+                let before = a;
+                f.set(&mut a, u64::MAX);
+                assert_eq!(f.get(&before), 0, "field {i} overlaps an earlier one");
+                assert_eq!(f.get(&a), u64::MAX >> (64 - f.width));
+            }
+            let bits: u32 = a.iter().map(|w| w.count_ones()).sum();
+            let widths: usize = fields.iter().map(|f| f.width).sum();
+            assert_eq!(bits as usize, widths);
+        }
+        assert_eq!(m::RETRY_CNT.offset(), 11 * 32 + 8);
     }
 }

@@ -55,9 +55,10 @@ impl From<u8> for NakCode {
     }
 }
 
-impl From<NakCode> for u8 {
-    fn from(value: NakCode) -> Self {
-        match value {
+impl NakCode {
+    /// The 5-bit code (the syndrome's low bits); the one place the values are written.
+    pub const fn code(self) -> u8 {
+        match self {
             NakCode::PsnSequenceError => 0,
             NakCode::InvalidRequest => 1,
             NakCode::RemoteAccessError => 2,
@@ -65,6 +66,12 @@ impl From<NakCode> for u8 {
             NakCode::InvalidRdRequest => 4,
             NakCode::Unknown(other) => other & VALUE_MASK,
         }
+    }
+}
+
+impl From<NakCode> for u8 {
+    fn from(value: NakCode) -> Self {
+        value.code()
     }
 }
 
@@ -113,16 +120,31 @@ impl From<u8> for Syndrome {
 impl From<Syndrome> for u8 {
     /// Encodes; values wider than 5 bits are truncated to 5.
     fn from(value: Syndrome) -> Self {
-        match value {
-            Syndrome::Ack { credits } => KIND_ACK | (credits & VALUE_MASK),
-            Syndrome::RnrNak { timer } => KIND_RNR_NAK | (timer & VALUE_MASK),
-            Syndrome::Nak(code) => KIND_NAK | u8::from(code),
-            Syndrome::Reserved(raw) => raw,
-        }
+        value.code()
     }
 }
 
 impl Syndrome {
+    /// The ACK the device sends: no credit count advertised.
+    pub const ACK: Syndrome = Syndrome::Ack {
+        credits: CREDITS_INVALID,
+    };
+
+    /// The syndrome byte; values wider than 5 bits are truncated to 5.
+    pub const fn code(self) -> u8 {
+        match self {
+            Syndrome::Ack { credits } => KIND_ACK | (credits & VALUE_MASK),
+            Syndrome::RnrNak { timer } => KIND_RNR_NAK | (timer & VALUE_MASK),
+            Syndrome::Nak(code) => KIND_NAK | code.code(),
+            Syndrome::Reserved(raw) => raw,
+        }
+    }
+
+    /// The kind, the syndrome's top three bits (`000` ACK, `001` RNR NAK, `011` NAK).
+    pub const fn kind(self) -> u8 {
+        self.code() >> 5
+    }
+
     pub const fn is_ack(self) -> bool {
         matches!(self, Syndrome::Ack { .. })
     }
