@@ -61,7 +61,7 @@
 use crate::control::ctx_tables::*;
 use crate::control::qp_counters::CNT_BITS;
 use crate::prelude::*;
-use rocenic_proto::abi::cmd::{qp_attr, CmdOpcode, CmdStatus};
+use rocenic_proto::abi::cmd::{modify_qp_arg as modify, mr_key, qp_attr, CmdOpcode, CmdStatus};
 use rocenic_proto::abi::verbs::{access, Mtu, QpState};
 
 /// QP event kinds on `m_qpev_kind`.
@@ -127,61 +127,120 @@ pub struct CmdArgs {
     pub udp_sport: Signal<Out, Bits<16>>,
 }
 
-/// (output, bit offset in `args`, width) of every [`CmdArgs`] output.
+/// (output, bit offset in `args`, width) of every [`CmdArgs`] output: word `k` at `32 * k`,
+/// the MODIFY_QP fields where `rocenic_proto::abi::cmd::modify_qp_arg` puts them.
 const ARG_FIELDS: [(&str, usize, usize); 24] = [
     ("w0", 0, 32),
     ("w1", 32, 32),
-    ("w2", 64, 32),
-    ("w3", 96, 32),
-    ("w4", 128, 32),
-    ("w6", 192, 32),
-    ("w7", 224, 32),
-    ("w9", 288, 32),
-    ("w10", 320, 32),
+    ("w2", 2 * 32, 32),
+    ("w3", 3 * 32, 32),
+    ("w4", 4 * 32, 32),
+    ("w6", 6 * 32, 32),
+    ("w7", 7 * 32, 32),
+    ("w9", 9 * 32, 32),
+    ("w10", 10 * 32, 32),
     ("d12", 32, 64),
-    ("d23", 64, 64),
-    ("d45", 128, 64),
-    ("d67", 192, 64),
-    ("d89", 256, 64),
-    ("d78", 224, 64),
-    ("rq_psn", 160, 24),
-    ("mac_hi", 256, 16),
-    ("timeout", 352, 5),
-    ("retry_cnt", 360, 3),
-    ("rnr_retry", 368, 3),
-    ("min_rnr_timer", 376, 5),
-    ("max_rd_atomic", 384, 8),
-    ("max_dest_rd_atomic", 392, 8),
-    ("udp_sport", 416, 16),
+    ("d23", 2 * 32, 64),
+    ("d45", 4 * 32, 64),
+    ("d67", 6 * 32, 64),
+    ("d89", 8 * 32, 64),
+    ("d78", 7 * 32, 64),
+    ("rq_psn", modify::RQ_PSN.offset(), 24),
+    ("mac_hi", modify::MAC_HI.offset(), 16),
+    ("timeout", modify::TIMEOUT.offset(), modify::TIMEOUT.width),
+    (
+        "retry_cnt",
+        modify::RETRY_CNT.offset(),
+        modify::RETRY_CNT.width,
+    ),
+    (
+        "rnr_retry",
+        modify::RNR_RETRY.offset(),
+        modify::RNR_RETRY.width,
+    ),
+    (
+        "min_rnr_timer",
+        modify::MIN_RNR_TIMER.offset(),
+        modify::MIN_RNR_TIMER.width,
+    ),
+    (
+        "max_rd_atomic",
+        modify::MAX_RD_ATOMIC.offset(),
+        modify::MAX_RD_ATOMIC.width,
+    ),
+    (
+        "max_dest_rd_atomic",
+        modify::MAX_DEST_RD_ATOMIC.offset(),
+        modify::MAX_DEST_RD_ATOMIC.width,
+    ),
+    (
+        "udp_sport",
+        modify::UDP_SPORT.offset(),
+        modify::UDP_SPORT.width,
+    ),
 ];
+
+// The words `Cmd::update` reads each command's arguments from (`self.a.w2` is MODIFY_QP's
+// state, REG_MR's PDN and CREATE_QP's send CQN), and the MODIFY_QP mask bits it tests with
+// `get_bit`, as `rocenic_proto::abi::cmd` places them.
+const _: () = {
+    use rocenic_proto::abi::cmd::{
+        cq_arg as q, create_qp_arg as c, mr_arg as r, pd_arg as p, qp_attr as b,
+        qp_counters_arg as k, ArgField,
+    };
+    const fn at(f: ArgField, word: usize, width: usize) -> bool {
+        f.word == word && f.bit == 0 && f.width == width
+    }
+    assert!(at(p::PDN, 0, 32) && at(q::CQN, 0, 32) && at(r::INDEX, 0, 32));
+    assert!(at(c::QPN, 0, 32) && at(modify::QPN, 0, 32) && at(k::QPN, 0, 32));
+    assert!(at(q::LOG_SIZE, 1, 32) && at(q::RING_IOVA, 2, 64) && at(k::IOVA, 1, 64));
+    assert!(at(r::KEY, 1, 32) && at(r::PDN, 2, 32) && at(r::ACCESS, 3, 32));
+    assert!(at(r::VA, 4, 64) && at(r::IOVA, 6, 64) && at(r::LENGTH, 8, 64));
+    assert!(at(c::PDN, 1, 32) && at(c::SEND_CQN, 2, 32) && at(c::RECV_CQN, 3, 32));
+    assert!(at(c::SQ_IOVA, 4, 64) && at(c::SQ_LOG_SIZE, 6, 32));
+    assert!(at(c::RQ_IOVA, 7, 64) && at(c::RQ_LOG_SIZE, 9, 32));
+    assert!(at(modify::MASK, 1, 32) && at(modify::STATE, 2, 32) && at(modify::PATH_MTU, 3, 32));
+    assert!(at(modify::DEST_QPN, 4, 32) && at(modify::SQ_PSN, 6, 32) && at(modify::MAC_LO, 7, 32));
+    assert!(at(modify::DEST_IP, 9, 32) && at(modify::ACCESS, 10, 32));
+    assert!(b::STATE == 1 << 0 && b::ACCESS_FLAGS == 1 << 3 && b::AV == 1 << 7);
+    assert!(b::PATH_MTU == 1 << 8 && b::TIMEOUT == 1 << 9 && b::RETRY_CNT == 1 << 10);
+    assert!(b::RNR_RETRY == 1 << 11 && b::RQ_PSN == 1 << 12 && b::MAX_QP_RD_ATOMIC == 1 << 13);
+    assert!(b::MIN_RNR_TIMER == 1 << 15 && b::SQ_PSN == 1 << 16);
+    assert!(b::MAX_DEST_RD_ATOMIC == 1 << 17 && b::DEST_QPN == 1 << 20);
+    // A key is the MR index above an 8-bit tag (REG_MR checks `key >> 8 == index`).
+    assert!(mr_key(0xab_cdef, 0x12) == 0xabcd_ef12);
+};
 
 impl Logic for CmdArgs {
     fn update(&mut self) {
         let a = self.args.val();
         self.w0.next = a.get_bits::<32>(0);
         self.w1.next = a.get_bits::<32>(32);
-        self.w2.next = a.get_bits::<32>(64);
-        self.w3.next = a.get_bits::<32>(96);
-        self.w4.next = a.get_bits::<32>(128);
-        self.w6.next = a.get_bits::<32>(192);
-        self.w7.next = a.get_bits::<32>(224);
-        self.w9.next = a.get_bits::<32>(288);
-        self.w10.next = a.get_bits::<32>(320);
+        self.w2.next = a.get_bits::<32>(2 * 32);
+        self.w3.next = a.get_bits::<32>(3 * 32);
+        self.w4.next = a.get_bits::<32>(4 * 32);
+        self.w6.next = a.get_bits::<32>(6 * 32);
+        self.w7.next = a.get_bits::<32>(7 * 32);
+        self.w9.next = a.get_bits::<32>(9 * 32);
+        self.w10.next = a.get_bits::<32>(10 * 32);
         self.d12.next = a.get_bits::<64>(32);
-        self.d23.next = a.get_bits::<64>(64);
-        self.d45.next = a.get_bits::<64>(128);
-        self.d67.next = a.get_bits::<64>(192);
-        self.d89.next = a.get_bits::<64>(256);
-        self.d78.next = a.get_bits::<64>(224);
-        self.rq_psn.next = a.get_bits::<24>(160);
-        self.mac_hi.next = a.get_bits::<16>(256);
-        self.timeout.next = a.get_bits::<5>(352);
-        self.retry_cnt.next = a.get_bits::<3>(360);
-        self.rnr_retry.next = a.get_bits::<3>(368);
-        self.min_rnr_timer.next = a.get_bits::<5>(376);
-        self.max_rd_atomic.next = a.get_bits::<8>(384);
-        self.max_dest_rd_atomic.next = a.get_bits::<8>(392);
-        self.udp_sport.next = a.get_bits::<16>(416);
+        self.d23.next = a.get_bits::<64>(2 * 32);
+        self.d45.next = a.get_bits::<64>(4 * 32);
+        self.d67.next = a.get_bits::<64>(6 * 32);
+        self.d89.next = a.get_bits::<64>(8 * 32);
+        self.d78.next = a.get_bits::<64>(7 * 32);
+        self.rq_psn.next = a.get_bits::<24>(modify::RQ_PSN.offset());
+        self.mac_hi.next = a.get_bits::<16>(modify::MAC_HI.offset());
+        self.timeout.next = a.get_bits::<{ modify::TIMEOUT.width }>(modify::TIMEOUT.offset());
+        self.retry_cnt.next = a.get_bits::<{ modify::RETRY_CNT.width }>(modify::RETRY_CNT.offset());
+        self.rnr_retry.next = a.get_bits::<{ modify::RNR_RETRY.width }>(modify::RNR_RETRY.offset());
+        self.min_rnr_timer.next =
+            a.get_bits::<{ modify::MIN_RNR_TIMER.width }>(modify::MIN_RNR_TIMER.offset());
+        self.max_rd_atomic.next =
+            a.get_bits::<{ modify::MAX_RD_ATOMIC.width }>(modify::MAX_RD_ATOMIC.offset());
+        self.max_dest_rd_atomic.next =
+            a.get_bits::<{ modify::MAX_DEST_RD_ATOMIC.width }>(modify::MAX_DEST_RD_ATOMIC.offset());
+        self.udp_sport.next = a.get_bits::<{ modify::UDP_SPORT.width }>(modify::UDP_SPORT.offset());
     }
 
     fn connect(&mut self) {

@@ -248,7 +248,7 @@ use crate::requester::req_rx_check::{
 use crate::requester::segmenter::Segmenter;
 use crate::requester::wqe_fetch::WqeFetch;
 use crate::tx::tx_arbiter::RECORD_BITS;
-use rocenic_proto::abi::verbs::{Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
+use rocenic_proto::abi::verbs::{access, Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
 use rocenic_proto::abi::wqe::MAX_INLINE;
 
 const _: () = assert!(OPS == 16, "the ring slot is 4 bits");
@@ -864,7 +864,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_wc_read: Constant<Bits<3>>,
     k_wc_cmp_swap: Constant<Bits<3>>,
     k_wc_fetch_add: Constant<Bits<3>>,
-    k_need_write: Constant<Bits<4>>, // = 1
+    k_need_write: Constant<Bits<4>>, // access::LOCAL_WRITE
     k_zero16: Constant<Bits<16>>,    // = 0
     k_zero24: Constant<Bits<24>>,    // = 0
     k_one24: Constant<Bits<24>>,     // = 1
@@ -1354,7 +1354,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_wc_read: k(WcOpcode::RdmaRead.code() as u64),
             k_wc_cmp_swap: k(WcOpcode::CompSwap.code() as u64),
             k_wc_fetch_add: k(WcOpcode::FetchAdd.code() as u64),
-            k_need_write: k(1),
+            k_need_write: k(access::LOCAL_WRITE.into()),
             k_zero16: k(0),
             k_zero24: k(0),
             k_one24: k(1),

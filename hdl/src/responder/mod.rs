@@ -155,8 +155,20 @@ use crate::responder::resp_check::{
     KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
 };
 use rocenic_proto::abi::regs::Counter;
-use rocenic_proto::abi::verbs::{Mtu, QpState, WcOpcode, WcStatus};
-use rocenic_proto::wire::Opcode;
+use rocenic_proto::abi::verbs::{access, wc_flags, Mtu, QpState, WcOpcode, WcStatus};
+use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
+
+// The receive WQE's bit offsets in `Responder::update` (literals, as `#[hdl_gen]` wants
+// them) are the host ABI's byte offsets (`rocenic_proto::abi::wqe::field`) times 8: wr_id
+// at 0, num_sge at 64, the SGE's address, length and lkey at 128, 192 and 224; the
+// reserved bytes between (72..128) and after the SGE (256..512) are read into sinks.
+const _: () = {
+    use rocenic_proto::abi::wqe::field as f;
+    assert!(f::WR_ID * 8 == 0 && f::RECV_NUM_SGE * 8 == 64 && (f::RECV_NUM_SGE + 1) * 8 == 72);
+    assert!(f::RECV_SGE * 8 == 128 && (f::RECV_SGE + 8) * 8 == 192);
+    assert!((f::RECV_SGE + 12) * 8 == 224 && (f::RECV_SGE + 16) * 8 == 256);
+    assert!(rocenic_proto::abi::DESC_SIZE * 8 == 512);
+};
 
 crate::unpack_fields!(
     /// The create-time fields the responder reads.
@@ -659,7 +671,8 @@ pub struct Responder<const QA: usize> {
     k_zero32: Constant<Bits<32>>,
     k_zero64: Constant<Bits<64>>,
     k_eight32: Constant<Bits<32>>,
-    k_one3: Constant<Bits<3>>,
+    /// The RNR NAK's kind, the top three bits of its syndrome (the timer is the QP's).
+    k_syn_kind_rnr: Constant<Bits<3>>,
     k_mtu512: Constant<Bits<3>>,
     k_mtu1024: Constant<Bits<3>>,
     k_mtu2048: Constant<Bits<3>>,
@@ -705,6 +718,7 @@ pub struct Responder<const QA: usize> {
 impl<const QA: usize> Default for Responder<QA> {
     fn default() -> Self {
         assert!((1..=24).contains(&QA), "Responder<{QA}>: a QPN has 24 bits");
+        let syn = |s: Syndrome| Constant::new(u64::from(s.code()).to_bits());
         Responder {
             clock: Default::default(),
             reset: Default::default(),
@@ -1040,12 +1054,12 @@ impl<const QA: usize> Default for Responder<QA> {
             k_prog_idle: Constant::new(PROG_IDLE.to_bits()),
             k_prog_send: Constant::new(PROG_SEND.to_bits()),
             k_prog_write: Constant::new(PROG_WRITE.to_bits()),
-            k_syn_ack: Constant::new(0x1fu64.to_bits()),
-            k_syn_rnr: Constant::new(0x20u64.to_bits()),
-            k_syn_nak_seq: Constant::new(0x60u64.to_bits()),
-            k_syn_nak_inv: Constant::new(0x61u64.to_bits()),
-            k_syn_nak_acc: Constant::new(0x62u64.to_bits()),
-            k_syn_nak_op: Constant::new(0x63u64.to_bits()),
+            k_syn_ack: syn(Syndrome::ACK),
+            k_syn_rnr: syn(Syndrome::RnrNak { timer: 0 }),
+            k_syn_nak_seq: syn(Syndrome::Nak(NakCode::PsnSequenceError)),
+            k_syn_nak_inv: syn(Syndrome::Nak(NakCode::InvalidRequest)),
+            k_syn_nak_acc: syn(Syndrome::Nak(NakCode::RemoteAccessError)),
+            k_syn_nak_op: syn(Syndrome::Nak(NakCode::RemoteOperationalError)),
             k_op_ack: Constant::new(u64::from(u8::from(Opcode::Acknowledge)).to_bits()),
             k_op_cmp_swap: Constant::new(u64::from(u8::from(Opcode::CompareSwap)).to_bits()),
             k_wc_recv: Constant::new(u64::from(WcOpcode::Recv.code()).to_bits()),
@@ -1053,12 +1067,12 @@ impl<const QA: usize> Default for Responder<QA> {
             k_st_success: Constant::new(u64::from(WcStatus::Success.code()).to_bits()),
             k_st_loc_len: Constant::new(u64::from(WcStatus::LocLenErr.code()).to_bits()),
             k_st_loc_prot: Constant::new(u64::from(WcStatus::LocProtErr.code()).to_bits()),
-            k_flag_imm: Constant::new(2u64.to_bits()),
-            k_flag_inv: Constant::new(8u64.to_bits()),
-            k_need_local_write: Constant::new(1u64.to_bits()),
-            k_need_remote_write: Constant::new(2u64.to_bits()),
-            k_need_remote_read: Constant::new(4u64.to_bits()),
-            k_need_remote_atomic: Constant::new(8u64.to_bits()),
+            k_flag_imm: Constant::new(u64::from(wc_flags::WITH_IMM).to_bits()),
+            k_flag_inv: Constant::new(u64::from(wc_flags::WITH_INV).to_bits()),
+            k_need_local_write: Constant::new(u64::from(access::LOCAL_WRITE).to_bits()),
+            k_need_remote_write: Constant::new(u64::from(access::REMOTE_WRITE).to_bits()),
+            k_need_remote_read: Constant::new(u64::from(access::REMOTE_READ).to_bits()),
+            k_need_remote_atomic: Constant::new(u64::from(access::REMOTE_ATOMIC).to_bits()),
             k_one24: Constant::new(1u64.to_bits()),
             k_one32: Constant::new(1u64.to_bits()),
             k_zero1: Constant::new(0u64.to_bits()),
@@ -1069,7 +1083,9 @@ impl<const QA: usize> Default for Responder<QA> {
             k_zero32: Constant::new(0u64.to_bits()),
             k_zero64: Constant::new(0u64.to_bits()),
             k_eight32: Constant::new(8u64.to_bits()),
-            k_one3: Constant::new(1u64.to_bits()),
+            k_syn_kind_rnr: Constant::new(
+                u64::from(Syndrome::RnrNak { timer: 0 }.kind()).to_bits(),
+            ),
             k_mtu512: Constant::new((Mtu::Mtu512 as u64).to_bits()),
             k_mtu1024: Constant::new((Mtu::Mtu1024 as u64).to_bits()),
             k_mtu2048: Constant::new((Mtu::Mtu2048 as u64).to_bits()),
@@ -1315,7 +1331,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.read_pkts.next = self.k_one32.val();
         }
         self.unused_pkts.next = self.read_pkts.val().get_bits::<8>(24);
-        self.rnr_syn.hi.next = self.k_one3.val();
+        self.rnr_syn.hi.next = self.k_syn_kind_rnr.val();
         self.rnr_syn.lo.next = self.min_rnr.q.val();
         self.send_rem.next = self.msg_len.q.val() - self.msg_off.q.val();
         self.send_end.next = self.msg_off.q.val() + self.len32.y.val();

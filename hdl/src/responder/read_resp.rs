@@ -58,7 +58,7 @@ use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::tx::tx_arbiter::RECORD_BITS;
-use rocenic_proto::wire::Opcode;
+use rocenic_proto::wire::{Opcode, Syndrome};
 
 crate::packed_layout!(
     /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, from bit 0 up).
@@ -89,7 +89,7 @@ const _: () = assert!(
 /// log2 of the packets between issue and the end of their payload.
 pub const FIFO_LOG: usize = 6;
 /// AETH syndrome of an ACK with "invalid credit" (the model's `NO_CREDIT`).
-pub const SYNDROME_ACK: u64 = 0x1f;
+pub const SYNDROME_ACK: u64 = Syndrome::ACK.code() as u64;
 
 /// Opcodes (`rocenic_proto::wire::Opcode`).
 const OP_FIRST: u64 = Opcode::RdmaReadResponseFirst.code() as u64;

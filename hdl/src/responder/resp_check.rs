@@ -35,7 +35,7 @@
 
 use crate::common::cat::Cat;
 use crate::prelude::*;
-use rocenic_proto::abi::verbs::Mtu;
+use rocenic_proto::abi::verbs::{Mtu, QpState};
 use rocenic_proto::wire::Opcode;
 
 /// `m_action` codes.
@@ -233,9 +233,9 @@ impl Default for RespCheck {
             op_fetch_add: op(Opcode::FetchAdd),
             op_send_last_inv: op(Opcode::SendLastWithInvalidate),
             op_send_only_inv: op(Opcode::SendOnlyWithInvalidate),
-            st_rtr: Constant::new(2u64.to_bits()),
-            st_rts: Constant::new(3u64.to_bits()),
-            st_sqd: Constant::new(4u64.to_bits()),
+            st_rtr: Constant::new(u64::from(QpState::Rtr.code()).to_bits()),
+            st_rts: Constant::new(u64::from(QpState::Rts.code()).to_bits()),
+            st_sqd: Constant::new(u64::from(QpState::Sqd.code()).to_bits()),
             mtu_256: Constant::new((Mtu::Mtu256 as u64).to_bits()),
             mtu_512: Constant::new((Mtu::Mtu512 as u64).to_bits()),
             mtu_1024: Constant::new((Mtu::Mtu1024 as u64).to_bits()),
