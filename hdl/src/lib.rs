@@ -131,6 +131,7 @@
 //! `cargo run -p rocenic-hdl --release -- --out DIR` writes `DIR/top.v`.
 
 pub mod bench;
+pub mod bus;
 pub mod common;
 pub mod completion;
 pub mod control;

@@ -1754,17 +1754,17 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.fetch.s_req_index.next = self.rtx_idx.q.val();
             self.fetch.s_req_posted.next = self.sq_pi.q.val() - self.rtx_idx.q.val();
         }
-        self.m_wqe_dma_rd_req_valid.next = self.fetch.m_dma_rd_req_valid.val();
-        self.fetch.m_dma_rd_req_ready.next = self.m_wqe_dma_rd_req_ready.val();
-        self.m_wqe_dma_rd_req_addr.next = self.fetch.m_dma_rd_req_addr.val();
-        self.m_wqe_dma_rd_req_len.next = self.fetch.m_dma_rd_req_len.val();
-        self.m_wqe_dma_rd_req_tag.next = self.fetch.m_dma_rd_req_tag.val();
-        self.fetch.s_dma_rd_resp_valid.next = self.s_wqe_dma_rd_resp_valid.val();
-        self.s_wqe_dma_rd_resp_ready.next = self.fetch.s_dma_rd_resp_ready.val();
-        self.fetch.s_dma_rd_resp_data.next = self.s_wqe_dma_rd_resp_data.val();
-        self.fetch.s_dma_rd_resp_tag.next = self.s_wqe_dma_rd_resp_tag.val();
-        self.fetch.s_dma_rd_resp_last.next = self.s_wqe_dma_rd_resp_last.val();
-        self.fetch.s_dma_rd_resp_err.next = self.s_wqe_dma_rd_resp_err.val();
+        self.m_wqe_dma_rd_req_valid.next = self.fetch.dma_rd.req_valid.val();
+        self.fetch.dma_rd.req_ready.next = self.m_wqe_dma_rd_req_ready.val();
+        self.m_wqe_dma_rd_req_addr.next = self.fetch.dma_rd.req_addr.val();
+        self.m_wqe_dma_rd_req_len.next = self.fetch.dma_rd.req_len.val();
+        self.m_wqe_dma_rd_req_tag.next = self.fetch.dma_rd.req_tag.val();
+        self.fetch.dma_rd.resp_valid.next = self.s_wqe_dma_rd_resp_valid.val();
+        self.s_wqe_dma_rd_resp_ready.next = self.fetch.dma_rd.resp_ready.val();
+        self.fetch.dma_rd.resp_data.next = self.s_wqe_dma_rd_resp_data.val();
+        self.fetch.dma_rd.resp_tag.next = self.s_wqe_dma_rd_resp_tag.val();
+        self.fetch.dma_rd.resp_last.next = self.s_wqe_dma_rd_resp_last.val();
+        self.fetch.dma_rd.resp_err.next = self.s_wqe_dma_rd_resp_err.val();
         self.fetch.m_wqe_ready.next = self.state.q.val() == self.k_wqe.val();
         self.unused_wqe_qpn.next = self.fetch.m_wqe_qpn.val();
         self.unused_wqe_index.next = self.fetch.m_wqe_index.val();

@@ -42,6 +42,7 @@
 //! a miss issues its read 1 cycle after, and offers the WQE 1 cycle after the read's last
 //! beat.
 
+use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::prelude::*;
@@ -92,17 +93,7 @@ pub struct RingFetch<const QA: usize> {
     pub s_inv: Signal<In, Bit>,
 
     // --- DMA read client ---
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     /// The WQE's 64 bytes (byte `i` in bits `8i..8i+7`), with the request's QP and index.
     pub m_ent_valid: Signal<Out, Bit>,
@@ -171,17 +162,7 @@ impl<const QA: usize> Default for RingFetch<QA> {
             s_req_index: Default::default(),
             s_req_posted: Default::default(),
             s_inv: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            m_dma_rd_req_tag: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_tag: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             m_ent_valid: Default::default(),
             m_ent_ready: Default::default(),
             m_ent_qpn: Default::default(),
@@ -287,28 +268,28 @@ impl<const QA: usize> Logic for RingFetch<QA> {
         }
 
         // ---- REQ: the read ----
-        self.m_dma_rd_req_valid.next = self.state.q.val() == self.st_req.val();
-        self.m_dma_rd_req_addr.next = self.addr.q.val();
-        self.m_dma_rd_req_len.next = self.buf_n.q.val().get_bits::<16>(0) << self.six.val();
-        self.m_dma_rd_req_tag.next = self.tag.val();
-        if (self.state.q.val() == self.st_req.val()) & self.m_dma_rd_req_ready.val() {
+        self.dma_rd.req_valid.next = self.state.q.val() == self.st_req.val();
+        self.dma_rd.req_addr.next = self.addr.q.val();
+        self.dma_rd.req_len.next = self.buf_n.q.val().get_bits::<16>(0) << self.six.val();
+        self.dma_rd.req_tag.next = self.tag.val();
+        if (self.state.q.val() == self.st_req.val()) & self.dma_rd.req_ready.val() {
             self.state.d.next = self.st_wait.val();
         }
 
         // ---- WAIT: its n beats into the buffer (the first is the WQE), or the refusal ----
-        self.s_dma_rd_resp_ready.next = self.state.q.val() == self.st_wait.val();
+        self.dma_rd.resp_ready.next = self.state.q.val() == self.st_wait.val();
         // Responses come in order, one read at a time: the tag says nothing new.
-        self.unused_tag.next = self.s_dma_rd_resp_tag.val();
+        self.unused_tag.next = self.dma_rd.resp_tag.val();
         self.held.write_address.next = self.cnt.q.val();
-        self.held.write_data.next = self.s_dma_rd_resp_data.val();
+        self.held.write_data.next = self.dma_rd.resp_data.val();
         self.held.write_enable.next = (self.state.q.val() == self.st_wait.val())
-            & self.s_dma_rd_resp_valid.val()
-            & !self.s_dma_rd_resp_err.val();
+            & self.dma_rd.resp_valid.val()
+            & !self.dma_rd.resp_err.val();
         self.m_err_valid.next = false;
         self.m_err_qpn.next = self.qpn.q.val();
         self.m_err_index.next = self.index.q.val();
-        if (self.state.q.val() == self.st_wait.val()) & self.s_dma_rd_resp_valid.val() {
-            if self.s_dma_rd_resp_err.val() {
+        if (self.state.q.val() == self.st_wait.val()) & self.dma_rd.resp_valid.val() {
+            if self.dma_rd.resp_err.val() {
                 if self.buf_n.q.val() == self.one32.val() {
                     self.m_err_valid.next = true;
                     self.state.d.next = self.st_idle.val();
@@ -320,10 +301,10 @@ impl<const QA: usize> Logic for RingFetch<QA> {
                 }
             } else {
                 if self.cnt.q.val() == self.zero_cnt.val() {
-                    self.beat.d.next = self.s_dma_rd_resp_data.val();
+                    self.beat.d.next = self.dma_rd.resp_data.val();
                 }
                 self.cnt.d.next = self.cnt.q.val() + self.one_cnt.val();
-                if self.s_dma_rd_resp_last.val() {
+                if self.dma_rd.resp_last.val() {
                     self.buf_v.d.next = !self.stale.q.val();
                     self.state.d.next = self.st_out.val();
                 }
@@ -371,17 +352,7 @@ pub struct WqeFetch<const QA: usize> {
     pub s_inv: Signal<In, Bit>,
 
     // --- DMA read client ---
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     /// The decoded WQE (`SendWqe`'s fields), with the request's QP and index.
     pub m_wqe_valid: Signal<Out, Bit>,
@@ -431,17 +402,7 @@ impl<const QA: usize> Default for WqeFetch<QA> {
             s_req_index: Default::default(),
             s_req_posted: Default::default(),
             s_inv: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            m_dma_rd_req_tag: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_tag: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             m_wqe_valid: Default::default(),
             m_wqe_ready: Default::default(),
             m_wqe_qpn: Default::default(),
@@ -488,17 +449,7 @@ impl<const QA: usize> Logic for WqeFetch<QA> {
         self.ring.s_req_index.next = self.s_req_index.val();
         self.ring.s_req_posted.next = self.s_req_posted.val();
         self.ring.s_inv.next = self.s_inv.val();
-        self.m_dma_rd_req_valid.next = self.ring.m_dma_rd_req_valid.val();
-        self.ring.m_dma_rd_req_ready.next = self.m_dma_rd_req_ready.val();
-        self.m_dma_rd_req_addr.next = self.ring.m_dma_rd_req_addr.val();
-        self.m_dma_rd_req_len.next = self.ring.m_dma_rd_req_len.val();
-        self.m_dma_rd_req_tag.next = self.ring.m_dma_rd_req_tag.val();
-        self.ring.s_dma_rd_resp_valid.next = self.s_dma_rd_resp_valid.val();
-        self.s_dma_rd_resp_ready.next = self.ring.s_dma_rd_resp_ready.val();
-        self.ring.s_dma_rd_resp_data.next = self.s_dma_rd_resp_data.val();
-        self.ring.s_dma_rd_resp_tag.next = self.s_dma_rd_resp_tag.val();
-        self.ring.s_dma_rd_resp_last.next = self.s_dma_rd_resp_last.val();
-        self.ring.s_dma_rd_resp_err.next = self.s_dma_rd_resp_err.val();
+        DmaRdClient::link(&mut self.dma_rd, &mut self.ring.dma_rd);
         self.m_err_valid.next = self.ring.m_err_valid.val();
         self.m_err_qpn.next = self.ring.m_err_qpn.val();
         self.m_err_index.next = self.ring.m_err_index.val();
@@ -708,22 +659,22 @@ mod tests {
                 let rdy_req = self.rng.percent(self.pattern.ready_pct);
                 let rdy_wqe = self.rng.percent(self.pattern.ready_pct);
                 let u = &mut self.b.uut;
-                u.s_dma_rd_resp_valid.next = self.offered;
-                u.s_dma_rd_resp_err.next = err;
-                u.s_dma_rd_resp_last.next = last;
-                u.s_dma_rd_resp_data.next = crate::common::icrc::beat_from_bytes(&data);
-                u.m_dma_rd_req_ready.next = rdy_req;
+                u.dma_rd.resp_valid.next = self.offered;
+                u.dma_rd.resp_err.next = err;
+                u.dma_rd.resp_last.next = last;
+                u.dma_rd.resp_data.next = crate::common::icrc::beat_from_bytes(&data);
+                u.dma_rd.req_ready.next = rdy_req;
                 u.m_wqe_ready.next = rdy_wqe;
                 self.b.settle();
                 let u = &self.b.uut;
                 let taken = u.s_req_valid.val() && u.s_req_ready.val();
-                let req = (u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val()).then(|| {
+                let req = (u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val()).then(|| {
                     (
-                        u.m_dma_rd_req_addr.val().to_u64(),
-                        u.m_dma_rd_req_len.val().to_u64(),
+                        u.dma_rd.req_addr.val().to_u64(),
+                        u.dma_rd.req_len.val().to_u64(),
                     )
                 });
-                let resp = u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val();
+                let resp = u.dma_rd.resp_valid.val() && u.dma_rd.resp_ready.val();
                 let mut finished = false;
                 if u.m_err_valid.val() {
                     assert!(!want_ok, "error for a readable slot: {r:x?}");
