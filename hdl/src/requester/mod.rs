@@ -234,6 +234,7 @@ pub mod req_rx_check;
 pub mod segmenter;
 pub mod wqe_fetch;
 
+use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -394,30 +395,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub s_mr_res_iova: Signal<In, Bits<64>>,
 
     /// `WqeFetch`'s DMA read client (the SQ slot, 64 bytes).
-    pub m_wqe_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_wqe_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_wqe_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_wqe_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_wqe_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_wqe_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_wqe_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_wqe_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_wqe_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_wqe_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_wqe_dma_rd_resp_err: Signal<In, Bit>,
+    pub wqe_rd: DmaRdClient,
 
     /// `Segmenter`'s DMA read client (payloads).
-    pub m_seg_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_seg_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_seg_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_seg_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_seg_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_seg_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_seg_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_seg_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_seg_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_seg_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_seg_dma_rd_resp_err: Signal<In, Bit>,
+    pub seg_rd: DmaRdClient,
 
     /// Request records and payloads (`Segmenter`'s), for `TxPath`'s request source.
     pub m_pkt_valid: Signal<Out, Bit>,
@@ -936,28 +917,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             s_mr_res_ready: Default::default(),
             s_mr_res_ok: Default::default(),
             s_mr_res_iova: Default::default(),
-            m_wqe_dma_rd_req_valid: Default::default(),
-            m_wqe_dma_rd_req_ready: Default::default(),
-            m_wqe_dma_rd_req_addr: Default::default(),
-            m_wqe_dma_rd_req_len: Default::default(),
-            m_wqe_dma_rd_req_tag: Default::default(),
-            s_wqe_dma_rd_resp_valid: Default::default(),
-            s_wqe_dma_rd_resp_ready: Default::default(),
-            s_wqe_dma_rd_resp_data: Default::default(),
-            s_wqe_dma_rd_resp_tag: Default::default(),
-            s_wqe_dma_rd_resp_last: Default::default(),
-            s_wqe_dma_rd_resp_err: Default::default(),
-            m_seg_dma_rd_req_valid: Default::default(),
-            m_seg_dma_rd_req_ready: Default::default(),
-            m_seg_dma_rd_req_addr: Default::default(),
-            m_seg_dma_rd_req_len: Default::default(),
-            m_seg_dma_rd_req_tag: Default::default(),
-            s_seg_dma_rd_resp_valid: Default::default(),
-            s_seg_dma_rd_resp_ready: Default::default(),
-            s_seg_dma_rd_resp_data: Default::default(),
-            s_seg_dma_rd_resp_tag: Default::default(),
-            s_seg_dma_rd_resp_last: Default::default(),
-            s_seg_dma_rd_resp_err: Default::default(),
+            wqe_rd: Default::default(),
+            seg_rd: Default::default(),
             m_pkt_valid: Default::default(),
             m_pkt_ready: Default::default(),
             m_pkt_data: Default::default(),
@@ -1754,17 +1715,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.fetch.s_req_index.next = self.rtx_idx.q.val();
             self.fetch.s_req_posted.next = self.sq_pi.q.val() - self.rtx_idx.q.val();
         }
-        self.m_wqe_dma_rd_req_valid.next = self.fetch.dma_rd.req_valid.val();
-        self.fetch.dma_rd.req_ready.next = self.m_wqe_dma_rd_req_ready.val();
-        self.m_wqe_dma_rd_req_addr.next = self.fetch.dma_rd.req_addr.val();
-        self.m_wqe_dma_rd_req_len.next = self.fetch.dma_rd.req_len.val();
-        self.m_wqe_dma_rd_req_tag.next = self.fetch.dma_rd.req_tag.val();
-        self.fetch.dma_rd.resp_valid.next = self.s_wqe_dma_rd_resp_valid.val();
-        self.s_wqe_dma_rd_resp_ready.next = self.fetch.dma_rd.resp_ready.val();
-        self.fetch.dma_rd.resp_data.next = self.s_wqe_dma_rd_resp_data.val();
-        self.fetch.dma_rd.resp_tag.next = self.s_wqe_dma_rd_resp_tag.val();
-        self.fetch.dma_rd.resp_last.next = self.s_wqe_dma_rd_resp_last.val();
-        self.fetch.dma_rd.resp_err.next = self.s_wqe_dma_rd_resp_err.val();
+        DmaRdClient::link(&mut self.wqe_rd, &mut self.fetch.dma_rd);
         self.fetch.m_wqe_ready.next = self.state.q.val() == self.k_wqe.val();
         self.unused_wqe_qpn.next = self.fetch.m_wqe_qpn.val();
         self.unused_wqe_index.next = self.fetch.m_wqe_index.val();
@@ -1808,17 +1759,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.seg.s_job_pmtu.next = self.rt_pmtu.q.val();
             self.seg.s_job_start_pkt.next = self.rt_start.q.val();
         }
-        self.m_seg_dma_rd_req_valid.next = self.seg.m_dma_rd_req_valid.val();
-        self.seg.m_dma_rd_req_ready.next = self.m_seg_dma_rd_req_ready.val();
-        self.m_seg_dma_rd_req_addr.next = self.seg.m_dma_rd_req_addr.val();
-        self.m_seg_dma_rd_req_len.next = self.seg.m_dma_rd_req_len.val();
-        self.m_seg_dma_rd_req_tag.next = self.seg.m_dma_rd_req_tag.val();
-        self.seg.s_dma_rd_resp_valid.next = self.s_seg_dma_rd_resp_valid.val();
-        self.s_seg_dma_rd_resp_ready.next = self.seg.s_dma_rd_resp_ready.val();
-        self.seg.s_dma_rd_resp_data.next = self.s_seg_dma_rd_resp_data.val();
-        self.seg.s_dma_rd_resp_tag.next = self.s_seg_dma_rd_resp_tag.val();
-        self.seg.s_dma_rd_resp_last.next = self.s_seg_dma_rd_resp_last.val();
-        self.seg.s_dma_rd_resp_err.next = self.s_seg_dma_rd_resp_err.val();
+        DmaRdClient::link(&mut self.seg_rd, &mut self.seg.dma_rd);
         self.m_pkt_valid.next = self.seg.m_pkt_valid.val();
         self.seg.m_pkt_ready.next = self.m_pkt_ready.val();
         self.m_pkt_data.next = self.seg.m_pkt_data.val();

@@ -4,9 +4,9 @@
 //!
 //! ```text
 //!  s_job --> job registers --> packet k: header fields --+--> slot RAM (16 records) --+--> m_pkt
-//!            (off, rest, psn)  DMA read of its payload --+--> m_dma_rd_req            |
+//!            (off, rest, psn)  DMA read of its payload --+--> dma_rd.req              |
 //!                                                                                    |
-//!  s_dma_rd_resp (in order) ----------- record of the head slot once its data starts -+--> m_pay
+//!  dma_rd.resp (in order) ------------- record of the head slot once its data starts -+--> m_pay
 //! ```
 //!
 //! The rule is the model's `request_packet` (`model/src/requester.rs`), which the model's
@@ -67,6 +67,7 @@
 //! no more jobs for the QP. No job is taken in the cycle of a pulse, so every job of the
 //! QP taken before the requester saw it is covered.
 
+use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -189,17 +190,7 @@ pub struct Segmenter<const QA: usize> {
     pub s_job_stop_psn: Signal<In, Bits<24>>,
 
     // --- DMA read client ---
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     // --- to TxPath's request source ---
     pub m_pkt_valid: Signal<Out, Bit>,
@@ -416,17 +407,7 @@ impl<const QA: usize> Segmenter<QA> {
             s_job_pmtu: Default::default(),
             s_job_start_pkt: Default::default(),
             s_job_stop_psn: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            m_dma_rd_req_tag: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_tag: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             m_pkt_valid: Default::default(),
             m_pkt_ready: Default::default(),
             m_pkt_data: Default::default(),
@@ -650,7 +631,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.inl512.hi.next = self.zero256.val();
         self.inl_w.next = self.inl512.y.val();
         self.m_pkt_data.next = self.head.rec.val();
-        self.unused_tag.next = self.s_dma_rd_resp_tag.val();
+        self.unused_tag.next = self.dma_rd.resp_tag.val();
 
         self.h_valid.next = self.wr_vis.q.val() != self.rd_ptr.q.val();
         self.h_dead.next = false;
@@ -662,27 +643,27 @@ impl<const QA: usize> Logic for Segmenter<QA> {
 
         self.pkt_v.next = false;
         self.pay_v.next = false;
-        self.pay_last.next = self.s_dma_rd_resp_last.val();
-        self.m_pay_tdata.next = self.s_dma_rd_resp_data.val();
-        self.s_dma_rd_resp_ready.next = false;
+        self.pay_last.next = self.dma_rd.resp_last.val();
+        self.m_pay_tdata.next = self.dma_rd.resp_data.val();
+        self.dma_rd.resp_ready.next = false;
         self.err_now.next = false;
         self.pop.next = false;
         if self.h_valid.val() & !self.phase.q.val() {
             if self.h_dead.val() {
                 // A dropped packet: drain its response, if any.
                 if self.h_dma.val() {
-                    self.s_dma_rd_resp_ready.next = true;
-                    self.pop.next = self.s_dma_rd_resp_valid.val() & self.s_dma_rd_resp_last.val();
+                    self.dma_rd.resp_ready.next = true;
+                    self.pop.next = self.dma_rd.resp_valid.val() & self.dma_rd.resp_last.val();
                 } else {
                     self.pop.next = true;
                 }
             } else if self.h_dma.val() {
-                if self.s_dma_rd_resp_valid.val() & self.s_dma_rd_resp_err.val() {
-                    self.s_dma_rd_resp_ready.next = true;
+                if self.dma_rd.resp_valid.val() & self.dma_rd.resp_err.val() {
+                    self.dma_rd.resp_ready.next = true;
                     self.err_now.next = true;
                     self.pop.next = true;
                 } else {
-                    self.pkt_v.next = self.s_dma_rd_resp_valid.val();
+                    self.pkt_v.next = self.dma_rd.resp_valid.val();
                 }
             } else {
                 self.pkt_v.next = true;
@@ -694,8 +675,8 @@ impl<const QA: usize> Logic for Segmenter<QA> {
                 self.pay_last.next = true;
                 self.m_pay_tdata.next = self.inl_w.val();
             } else {
-                self.pay_v.next = self.s_dma_rd_resp_valid.val();
-                self.s_dma_rd_resp_ready.next = self.m_pay_tready.val();
+                self.pay_v.next = self.dma_rd.resp_valid.val();
+                self.dma_rd.resp_ready.next = self.m_pay_tready.val();
             }
         }
         self.m_pkt_valid.next = self.pkt_v.val();
@@ -913,7 +894,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
 
         // ---- push the packet into a slot (and its read into the request register) ----
         self.full.next = (self.wr_ptr.q.val() - self.rd_ptr.q.val()) == self.ptr_slots.val();
-        self.req_free.next = !self.req_v.q.val() | self.m_dma_rd_req_ready.val();
+        self.req_free.next = !self.req_v.q.val() | self.dma_rd.req_ready.val();
         self.kill_job.next = self.err_now.val() & (self.j_qpn.q.val() == self.h_qpn.val());
         self.push.next = self.active.q.val()
             & !self.kill_job.val()
@@ -971,7 +952,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
 
         self.tag8.lo.next = self.wr_ptr.q.val().get_bits::<SLOT_AW>(0);
         self.tag8.hi.next = self.zero2.val();
-        if self.req_v.q.val() & self.m_dma_rd_req_ready.val() {
+        if self.req_v.q.val() & self.dma_rd.req_ready.val() {
             self.req_v.d.next = false;
         }
         if self.push.val() {
@@ -1000,10 +981,10 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         if self.kill_job.val() {
             self.active.d.next = false;
         }
-        self.m_dma_rd_req_valid.next = self.req_v.q.val();
-        self.m_dma_rd_req_addr.next = self.req_addr.q.val();
-        self.m_dma_rd_req_len.next = self.req_len.q.val();
-        self.m_dma_rd_req_tag.next = self.req_tag.q.val();
+        self.dma_rd.req_valid.next = self.req_v.q.val();
+        self.dma_rd.req_addr.next = self.req_addr.q.val();
+        self.dma_rd.req_len.next = self.req_len.q.val();
+        self.dma_rd.req_tag.next = self.req_tag.q.val();
 
         if self.reset.val() {
             self.active.d.next = false;

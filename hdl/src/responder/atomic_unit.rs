@@ -24,7 +24,7 @@
 //! - `s_clear_valid`, `s_clear_qpn`: forget a QP's entries (QP created or reset); one
 //!   write, always taken (no ready). A clear must not name a QP with an atomic or a
 //!   replay in this unit (the responder clears QPs only when they have none in flight).
-//! - `m_dma_rd_*`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
+//! - `dma_rd`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
 //!   `m_dma_wr_*`: one 8-byte write (keep 0xff, last), then its status.
 //! - `m_pkt_*`: the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
 //!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, `src_qp` the job's `qpn`,
@@ -51,6 +51,7 @@
 //! 9 cycles plus the DMA read and write latencies when nothing stalls; a replay takes 4
 //! cycles plus 2 per entry searched (at most 36).
 
+use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -126,17 +127,7 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     pub s_clear_qpn: Signal<In, Bits<Q>>,
 
     // --- DMA read client ---
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     // --- DMA write client ---
     pub m_dma_wr_req_valid: Signal<Out, Bit>,
@@ -284,17 +275,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             m_replay_miss: Default::default(),
             s_clear_valid: Default::default(),
             s_clear_qpn: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            m_dma_rd_req_tag: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_tag: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             m_dma_wr_req_valid: Default::default(),
             m_dma_wr_req_ready: Default::default(),
             m_dma_wr_req_addr: Default::default(),
@@ -452,19 +433,19 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         }
 
         // ---- the read of the original value ----
-        self.m_dma_rd_req_valid.next = self.state.q.val() == self.st_rd_req.val();
-        self.m_dma_rd_req_addr.next = self.iova.q.val();
-        self.m_dma_rd_req_len.next = self.len8.val();
-        self.m_dma_rd_req_tag.next = self.zero8.val();
-        if (self.state.q.val() == self.st_rd_req.val()) & self.m_dma_rd_req_ready.val() {
+        self.dma_rd.req_valid.next = self.state.q.val() == self.st_rd_req.val();
+        self.dma_rd.req_addr.next = self.iova.q.val();
+        self.dma_rd.req_len.next = self.len8.val();
+        self.dma_rd.req_tag.next = self.zero8.val();
+        if (self.state.q.val() == self.st_rd_req.val()) & self.dma_rd.req_ready.val() {
             self.state.d.next = self.st_rd_data.val();
         }
-        self.s_dma_rd_resp_ready.next = self.state.q.val() == self.st_rd_data.val();
-        self.rd_orig.next = self.s_dma_rd_resp_data.val().get_bits::<64>(0);
-        self.unused_rd.next = self.s_dma_rd_resp_data.val().get_bits::<448>(64);
-        self.unused_rd_tag.next = self.s_dma_rd_resp_tag.val();
-        self.unused_rd_last.next = self.s_dma_rd_resp_last.val();
-        if (self.state.q.val() == self.st_rd_data.val()) & self.s_dma_rd_resp_valid.val() {
+        self.dma_rd.resp_ready.next = self.state.q.val() == self.st_rd_data.val();
+        self.rd_orig.next = self.dma_rd.resp_data.val().get_bits::<64>(0);
+        self.unused_rd.next = self.dma_rd.resp_data.val().get_bits::<448>(64);
+        self.unused_rd_tag.next = self.dma_rd.resp_tag.val();
+        self.unused_rd_last.next = self.dma_rd.resp_last.val();
+        if (self.state.q.val() == self.st_rd_data.val()) & self.dma_rd.resp_valid.val() {
             // One beat (8 bytes; an error is one beat too).
             self.orig.d.next = self.rd_orig.val();
             if self.compare_swap.q.val() {
@@ -476,7 +457,7 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
             } else {
                 self.new_value.d.next = self.rd_orig.val() + self.swap_add.q.val();
             }
-            if self.s_dma_rd_resp_err.val() {
+            if self.dma_rd.resp_err.val() {
                 self.state.d.next = self.st_err.val();
             } else {
                 self.state.d.next = self.st_wr_req.val();

@@ -4,10 +4,10 @@
 //! the model's `exec_read` sends them (its `read_response_packets`).
 //!
 //! ```text
-//!  s_job --> issue (one packet a cycle) --+--> m_dma_rd_req (tag = request count)
+//!  s_job --> issue (one packet a cycle) --+--> dma_rd.req (tag = request count)
 //!                                         +--> descriptor FIFO (64 packets, RAM)
 //!                                                   |
-//!  s_dma_rd_resp (in request order) ------> head: record on m_pkt once its data starts,
+//!  dma_rd.resp (in request order) --------> head: record on m_pkt once its data starts,
 //!                                                 beats passed through on m_pay
 //! ```
 //!
@@ -19,7 +19,7 @@
 //!   errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
 //!   (64, translated and checked by `MrCheck`), `len` (32, `0..=2^31`), `pmtu` (3, the IB
 //!   MTU code 1..=5 = 256..4096 bytes).
-//! - `m_dma_rd_req_*`, `s_dma_rd_resp_*`: a DMA read client (docs/rtl-architecture.md:
+//! - `dma_rd` ([`DmaRdClient`]): a DMA read client (docs/rtl-architecture.md:
 //!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
 //!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
 //!   tag is a running request count (not needed: responses come in order).
@@ -53,6 +53,7 @@
 //!   is taken); payload beats pass through without a register, and the next packet's
 //!   record and beats follow the last beat of the previous one without a bubble.
 
+use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -120,17 +121,7 @@ pub struct ReadResp<const Q: usize> {
     pub s_job_pmtu: Signal<In, Bits<3>>,
 
     // --- DMA read client ---
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_rd_req_tag: Signal<Out, Bits<8>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_dma_rd_resp_tag: Signal<In, Bits<8>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     // --- response records and payload ---
     pub m_pkt_valid: Signal<Out, Bit>,
@@ -269,17 +260,7 @@ impl<const Q: usize> Default for ReadResp<Q> {
             s_job_iova: Default::default(),
             s_job_len: Default::default(),
             s_job_pmtu: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            m_dma_rd_req_tag: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_tag: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             m_pkt_valid: Default::default(),
             m_pkt_ready: Default::default(),
             m_pkt_data: Default::default(),
@@ -417,7 +398,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.qpn_ram.write_clock.next = self.clock.val();
         self.rpsn_ram.read_clock.next = self.clock.val();
         self.rpsn_ram.write_clock.next = self.clock.val();
-        self.unused_resp_tag.next = self.s_dma_rd_resp_tag.val();
+        self.unused_resp_tag.next = self.dma_rd.resp_tag.val();
 
         // ---- issue: the next packet of the job ----
         self.plen.next = self.j_pmtu.q.val();
@@ -433,12 +414,12 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             & !self.full.val()
             & (self.plen.val() != self.zero64.val())
             & (!self.kill_me.val() | self.offering.q.val());
-        self.m_dma_rd_req_valid.next = self.req_valid.val();
-        self.m_dma_rd_req_addr.next = self.j_iova.q.val();
-        self.m_dma_rd_req_len.next = self.plen16.val();
-        self.m_dma_rd_req_tag.next = self.tag.q.val();
-        self.req_take.next = self.req_valid.val() & self.m_dma_rd_req_ready.val();
-        self.offering.d.next = self.req_valid.val() & !self.m_dma_rd_req_ready.val();
+        self.dma_rd.req_valid.next = self.req_valid.val();
+        self.dma_rd.req_addr.next = self.j_iova.q.val();
+        self.dma_rd.req_len.next = self.plen16.val();
+        self.dma_rd.req_tag.next = self.tag.q.val();
+        self.req_take.next = self.req_valid.val() & self.dma_rd.req_ready.val();
+        self.offering.d.next = self.req_valid.val() & !self.dma_rd.req_ready.val();
         self.push.next = self.req_take.val()
             | (self.active.q.val()
                 & !self.full.val()
@@ -524,7 +505,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.d.x.next = self.desc_ram.read_data.val();
         self.has_pay.next = self.d.plen.val() != self.zero16.val();
         self.dropping.next = self.kill_valid.q.val() & (self.d.job.val() == self.kill_job.q.val());
-        self.data_ok.next = self.s_dma_rd_resp_valid.val() & !self.s_dma_rd_resp_err.val();
+        self.data_ok.next = self.dma_rd.resp_valid.val() & !self.dma_rd.resp_err.val();
         self.pkt_valid.next = self.head_ok.q.val()
             & !self.dropping.val()
             & !self.rec_sent.q.val()
@@ -535,19 +516,19 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             & self.has_pay.val()
             & !self.pay_done.q.val()
             & self.data_ok.val();
-        self.m_pay_tdata.next = self.s_dma_rd_resp_data.val();
-        self.m_pay_tlast.next = self.s_dma_rd_resp_last.val();
+        self.m_pay_tdata.next = self.dma_rd.resp_data.val();
+        self.m_pay_tlast.next = self.dma_rd.resp_last.val();
         // A dropped packet's beats and an error beat are taken here, never passed on.
         self.resp_ready.next = self.head_ok.q.val()
             & self.has_pay.val()
             & !self.pay_done.q.val()
-            & (self.dropping.val() | self.s_dma_rd_resp_err.val() | self.m_pay_tready.val());
-        self.s_dma_rd_resp_ready.next = self.resp_ready.val();
-        self.beat_take.next = self.s_dma_rd_resp_valid.val() & self.resp_ready.val();
-        self.pay_end.next = self.beat_take.val() & self.s_dma_rd_resp_last.val();
+            & (self.dropping.val() | self.dma_rd.resp_err.val() | self.m_pay_tready.val());
+        self.dma_rd.resp_ready.next = self.resp_ready.val();
+        self.beat_take.next = self.dma_rd.resp_valid.val() & self.resp_ready.val();
+        self.pay_end.next = self.beat_take.val() & self.dma_rd.resp_last.val();
         self.rec_take.next = self.pkt_valid.val() & self.m_pkt_ready.val();
         self.err_now.next =
-            self.beat_take.val() & self.s_dma_rd_resp_err.val() & !self.dropping.val();
+            self.beat_take.val() & self.dma_rd.resp_err.val() & !self.dropping.val();
         self.pop.next = self.head_ok.q.val()
             & ((self.dropping.val() & (!self.has_pay.val() | self.pay_end.val()))
                 | self.err_now.val()

@@ -171,12 +171,12 @@ impl Dma {
         let (v, err) = self.rd_on.unwrap_or_default();
         let mut lanes = [0u8; BEAT_BYTES];
         lanes[..8].copy_from_slice(&v.to_le_bytes());
-        u.s_dma_rd_resp_valid.next = self.rd_on.is_some();
-        u.s_dma_rd_resp_data.next = beat_from_bytes(&lanes);
-        u.s_dma_rd_resp_err.next = err;
-        u.s_dma_rd_resp_last.next = true;
-        u.s_dma_rd_resp_tag.next = 0u64.into();
-        u.m_dma_rd_req_ready.next = self.rd_pending.is_none() && rng.percent(p.ready_pct);
+        u.dma_rd.resp_valid.next = self.rd_on.is_some();
+        u.dma_rd.resp_data.next = beat_from_bytes(&lanes);
+        u.dma_rd.resp_err.next = err;
+        u.dma_rd.resp_last.next = true;
+        u.dma_rd.resp_tag.next = 0u64.into();
+        u.dma_rd.req_ready.next = self.rd_pending.is_none() && rng.percent(p.ready_pct);
         u.m_dma_wr_req_ready.next = self.wr_addr.is_none() && rng.percent(p.ready_pct);
         u.m_dma_wr_data_ready.next = self.wr_addr.is_some() && rng.percent(p.ready_pct);
         let status = matches!(self.wr_status, Some((at, _)) if at <= now);
@@ -188,13 +188,13 @@ impl Dma {
     }
 
     fn observe(&mut self, u: &AtomicUnit<Q, QS>, rng: &mut Rng, now: u64) {
-        if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
-            let addr = u.m_dma_rd_req_addr.val().to_u64();
-            assert_eq!(u.m_dma_rd_req_len.val().to_u64(), 8, "read length");
+        if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
+            let addr = u.dma_rd.req_addr.val().to_u64();
+            assert_eq!(u.dma_rd.req_len.val().to_u64(), 8, "read length");
             self.reads.push(addr);
             self.rd_pending = Some((now + 1 + rng.below(12), addr));
         }
-        if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+        if u.dma_rd.resp_valid.val() && u.dma_rd.resp_ready.val() {
             self.rd_on = None;
         }
         if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {

@@ -185,25 +185,25 @@ impl Dma {
             self.on = self.beats.pop_front();
         }
         let (data, last, err, tag) = self.on.unwrap_or_default();
-        u.s_dma_rd_resp_valid.next = self.on.is_some();
-        u.s_dma_rd_resp_data.next = data;
-        u.s_dma_rd_resp_last.next = last;
-        u.s_dma_rd_resp_err.next = err;
-        u.s_dma_rd_resp_tag.next = tag.into();
-        u.m_dma_rd_req_ready.next = rng.percent(p.ready_pct);
+        u.dma_rd.resp_valid.next = self.on.is_some();
+        u.dma_rd.resp_data.next = data;
+        u.dma_rd.resp_last.next = last;
+        u.dma_rd.resp_err.next = err;
+        u.dma_rd.resp_tag.next = tag.into();
+        u.dma_rd.req_ready.next = rng.percent(p.ready_pct);
     }
 
     /// After settling: the handshakes of this cycle.
     fn observe(&mut self, u: &ReadResp<Q>, now: u64) {
-        if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
-            let addr = u.m_dma_rd_req_addr.val().to_u64();
-            let len = u.m_dma_rd_req_len.val().to_u64() as usize;
+        if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
+            let addr = u.dma_rd.req_addr.val().to_u64();
+            let len = u.dma_rd.req_len.val().to_u64() as usize;
             assert!((1..=4096).contains(&len), "DMA read of {len} bytes");
             self.log.push((addr, len));
-            let tag = u.m_dma_rd_req_tag.val().to_u64();
+            let tag = u.dma_rd.req_tag.val().to_u64();
             self.pending.push_back((now + self.latency, addr, len, tag));
         }
-        if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+        if u.dma_rd.resp_valid.val() && u.dma_rd.resp_ready.val() {
             self.on = None;
         }
     }

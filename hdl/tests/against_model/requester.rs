@@ -739,30 +739,30 @@ impl Rtl {
         u.s_mr_res_valid.next = mr_res.is_some();
         u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
         u.s_mr_res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
-        u.m_wqe_dma_rd_req_ready.next = wqe_rd.is_none() && rdy[5];
+        u.wqe_rd.req_ready.next = wqe_rd.is_none() && rdy[5];
         let wresp = wqe_rd.as_ref().filter(|r| r.0 == 0);
-        u.s_wqe_dma_rd_resp_valid.next = wresp.is_some();
-        u.s_wqe_dma_rd_resp_err.next = wresp.is_some_and(|r| r.2.is_none());
-        u.s_wqe_dma_rd_resp_last.next = wresp
+        u.wqe_rd.resp_valid.next = wresp.is_some();
+        u.wqe_rd.resp_err.next = wresp.is_some_and(|r| r.2.is_none());
+        u.wqe_rd.resp_last.next = wresp
             .and_then(|r| r.2.as_ref())
             .is_none_or(|beats| beats.len() == 1);
-        u.s_wqe_dma_rd_resp_tag.next = wresp.map_or(0, |r| r.1).into();
-        u.s_wqe_dma_rd_resp_data.next = beat_from_bytes(
+        u.wqe_rd.resp_tag.next = wresp.map_or(0, |r| r.1).into();
+        u.wqe_rd.resp_data.next = beat_from_bytes(
             &wresp
                 .and_then(|r| r.2.as_ref())
                 .map_or([0; 64], |beats| beats[0]),
         );
-        u.m_seg_dma_rd_req_ready.next = seg_rd.len() < 24 && rdy[6];
+        u.seg_rd.req_ready.next = seg_rd.len() < 24 && rdy[6];
         let sresp = seg_rd.front().filter(|r| r.0 == 0 && rdy[7]);
-        u.s_seg_dma_rd_resp_valid.next = sresp.is_some();
-        u.s_seg_dma_rd_resp_tag.next = sresp.map_or(0, |r| r.1).into();
-        u.s_seg_dma_rd_resp_err.next = sresp.is_some_and(|r| r.2.is_none());
+        u.seg_rd.resp_valid.next = sresp.is_some();
+        u.seg_rd.resp_tag.next = sresp.map_or(0, |r| r.1).into();
+        u.seg_rd.resp_err.next = sresp.is_some_and(|r| r.2.is_none());
         let (sdata, slast) = match sresp.map(|r| &r.2) {
             Some(Some(beats)) => (beats[0], beats.len() == 1),
             _ => ([0; 64], true),
         };
-        u.s_seg_dma_rd_resp_data.next = beat_from_bytes(&sdata);
-        u.s_seg_dma_rd_resp_last.next = slast;
+        u.seg_rd.resp_data.next = beat_from_bytes(&sdata);
+        u.seg_rd.resp_last.next = slast;
         u.m_pkt_ready.next = rdy[8];
         u.m_pay_tready.next = rdy[9];
         u.m_cqe_ready.next = rdy[10];
@@ -847,7 +847,7 @@ impl Rtl {
         if u.s_mr_res_valid.val() && u.s_mr_res_ready.val() {
             mr = None;
         }
-        if u.s_wqe_dma_rd_resp_valid.val() && u.s_wqe_dma_rd_resp_ready.val() {
+        if u.wqe_rd.resp_valid.val() && u.wqe_rd.resp_ready.val() {
             match wqe_rd.as_mut().and_then(|r| r.2.as_mut()) {
                 Some(beats) if beats.len() > 1 => {
                     beats.remove(0);
@@ -859,9 +859,9 @@ impl Rtl {
         } else if let Some(r) = wqe_rd.as_mut() {
             r.0 = r.0.saturating_sub(1);
         }
-        if u.m_wqe_dma_rd_req_valid.val() && u.m_wqe_dma_rd_req_ready.val() {
-            let addr = u.m_wqe_dma_rd_req_addr.val().to_u64();
-            let len = u.m_wqe_dma_rd_req_len.val().to_u64() as usize;
+        if u.wqe_rd.req_valid.val() && u.wqe_rd.req_ready.val() {
+            let addr = u.wqe_rd.req_addr.val().to_u64();
+            let len = u.wqe_rd.req_len.val().to_u64() as usize;
             assert!(
                 len.is_multiple_of(64)
                     && (64..=64 * rocenic_hdl::requester::wqe_fetch::BUF as usize).contains(&len),
@@ -871,11 +871,11 @@ impl Rtl {
             let ok = self.host.read(addr, &mut raw);
             wqe_rd = Some((
                 lat,
-                u.m_wqe_dma_rd_req_tag.val().to_u64(),
+                u.wqe_rd.req_tag.val().to_u64(),
                 ok.then(|| raw.chunks(64).map(|c| c.try_into().expect("64")).collect()),
             ));
         }
-        if u.s_seg_dma_rd_resp_valid.val() && u.s_seg_dma_rd_resp_ready.val() {
+        if u.seg_rd.resp_valid.val() && u.seg_rd.resp_ready.val() {
             let f = seg_rd.front_mut().expect("a response");
             match &mut f.2 {
                 Some(beats) if beats.len() > 1 => {
@@ -889,9 +889,9 @@ impl Rtl {
         for r in seg_rd.iter_mut() {
             r.0 = r.0.saturating_sub(1);
         }
-        if u.m_seg_dma_rd_req_valid.val() && u.m_seg_dma_rd_req_ready.val() {
-            let addr = u.m_seg_dma_rd_req_addr.val().to_u64();
-            let len = u.m_seg_dma_rd_req_len.val().to_u64() as usize;
+        if u.seg_rd.req_valid.val() && u.seg_rd.req_ready.val() {
+            let addr = u.seg_rd.req_addr.val().to_u64();
+            let len = u.seg_rd.req_len.val().to_u64() as usize;
             let mut buf = vec![0u8; len];
             let ok = self.host.read(addr, &mut buf);
             let beats = ok.then(|| {
@@ -903,7 +903,7 @@ impl Rtl {
                     })
                     .collect::<Vec<_>>()
             });
-            seg_rd.push_back((lat, u.m_seg_dma_rd_req_tag.val().to_u64(), beats));
+            seg_rd.push_back((lat, u.seg_rd.req_tag.val().to_u64(), beats));
             busy = true;
         }
         if u.m_pkt_valid.val() && u.m_pkt_ready.val() {

@@ -376,14 +376,14 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
             dma.offered = true;
         }
         let u = &mut b.uut;
-        u.s_dma_rd_resp_valid.next = dma.offered;
+        u.dma_rd.resp_valid.next = dma.offered;
         if let Some(&(data, last, err, tag)) = dma.beats.front() {
-            u.s_dma_rd_resp_data.next = data;
-            u.s_dma_rd_resp_last.next = last;
-            u.s_dma_rd_resp_err.next = err;
-            u.s_dma_rd_resp_tag.next = u64::from(tag).into();
+            u.dma_rd.resp_data.next = data;
+            u.dma_rd.resp_last.next = last;
+            u.dma_rd.resp_err.next = err;
+            u.dma_rd.resp_tag.next = u64::from(tag).into();
         }
-        u.m_dma_rd_req_ready.next = rng.percent(pattern.ready_pct);
+        u.dma_rd.req_ready.next = rng.percent(pattern.ready_pct);
         u.m_pkt_ready.next = rng.percent(pattern.ready_pct);
         u.m_pay_tready.next = rng.percent(pattern.ready_pct);
         b.settle();
@@ -397,18 +397,18 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
             job_on = false;
             busy = true;
         }
-        if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
+        if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
             let (addr, len, tag) = (
-                u.m_dma_rd_req_addr.val().to_u64(),
-                u.m_dma_rd_req_len.val().to_u64() as u16,
-                u.m_dma_rd_req_tag.val().to_u64() as u8,
+                u.dma_rd.req_addr.val().to_u64(),
+                u.dma_rd.req_len.val().to_u64() as u16,
+                u.dma_rd.req_tag.val().to_u64() as u8,
             );
             assert!((1..=4096).contains(&len), "read length {len}");
             dma.pending.push_back((now + dma.latency, addr, len, tag));
             dma.requests += 1;
             busy = true;
         }
-        if u.s_dma_rd_resp_valid.val() && u.s_dma_rd_resp_ready.val() {
+        if u.dma_rd.resp_valid.val() && u.dma_rd.resp_ready.val() {
             dma.beats.pop_front();
             dma.offered = false;
             busy = true;
@@ -506,7 +506,7 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
     for _ in 0..5 {
         b.settle();
         assert!(!b.uut.m_pkt_valid.val() && !b.uut.m_pay_tvalid.val());
-        assert!(!b.uut.m_dma_rd_req_valid.val());
+        assert!(!b.uut.dma_rd.req_valid.val());
         b.tick();
     }
     seen
