@@ -7,3 +7,4 @@
 //! the Verilog a group's signals are the block's ports `<group>$<signal>`.
 
 pub mod dma_rd;
+pub mod dma_wr;

@@ -2,9 +2,9 @@
 //! CQ rings by DMA with the ABI's phase rule (`rocenic_proto::abi::cqe`).
 //!
 //! ```text
-//!  s_cfg (CREATE_CQ) --+                       +--> m_wr_req / m_wr_data (one 64-B write)
+//!  s_cfg (CREATE_CQ) --+                       +--> dma_wr.req / dma_wr.data (one 64-B write)
 //!  s_db (CQ doorbell) -+--> CQ table (BRAM) ---+
-//!  s_cqe (completion) -+    cfg | pi | ci      +<-- s_wr_status (a refused write: m_dma_fault)
+//!  s_cqe (completion) -+    cfg | pi | ci      +<-- dma_wr.status (a refused write: m_dma_fault)
 //! ```
 //!
 //! Matches the model's `Cq` (`model/src/tables.rs`): the `k`-th CQE of a CQ of `2^log`
@@ -22,13 +22,17 @@
 //! Throughput: one CQE every 4 cycles (look up, check space, request, data) when the port
 //! keeps up — 62.5 M CQEs/s at 250 MHz, above the message rate of 100 GbE for messages
 //! of 256 B and more; smaller messages are usually posted unsignaled.
-//! Latency: `s_cqe` transfer to `m_wr_req_valid`: 2 cycles.
+//! Latency: `s_cqe` transfer to `dma_wr.req_valid`: 2 cycles.
 
 pub mod cqe_beat;
 
+use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::completion::cqe_beat::{CqeBeat, CQE_BITS, CQE_BYTES};
 use crate::prelude::*;
+
+// A CQE is one DMA write beat.
+const _: () = assert!(CQE_BITS == crate::common::icrc::DATA_BITS);
 
 /// CQ numbers are 0..CQS (`MAX_CQ`; the model's default).
 pub const CQS: usize = 256;
@@ -87,17 +91,7 @@ pub struct Completion {
     pub s_cqe_vendor_err: Signal<In, Bits<8>>,
 
     /// DMA write port (through the write mux).
-    pub m_wr_req_valid: Signal<Out, Bit>,
-    pub m_wr_req_ready: Signal<In, Bit>,
-    pub m_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_wr_data_valid: Signal<Out, Bit>,
-    pub m_wr_data_ready: Signal<In, Bit>,
-    pub m_wr_data: Signal<Out, Bits<CQE_BITS>>,
-    pub m_wr_data_keep: Signal<Out, Bits<CQE_BYTES>>,
-    pub m_wr_data_last: Signal<Out, Bit>,
-    pub s_wr_status_valid: Signal<In, Bit>,
-    pub s_wr_status_err: Signal<In, Bit>,
+    pub dma_wr: DmaWrClient,
     /// One pulse per CQE write the IOMMU refused (`Counter::DmaFaults`).
     pub m_dma_fault: Signal<Out, Bit>,
 
@@ -176,17 +170,7 @@ impl Default for Completion {
             s_cqe_status: Default::default(),
             s_cqe_wc_flags: Default::default(),
             s_cqe_vendor_err: Default::default(),
-            m_wr_req_valid: Default::default(),
-            m_wr_req_ready: Default::default(),
-            m_wr_req_addr: Default::default(),
-            m_wr_req_len: Default::default(),
-            m_wr_data_valid: Default::default(),
-            m_wr_data_ready: Default::default(),
-            m_wr_data: Default::default(),
-            m_wr_data_keep: Default::default(),
-            m_wr_data_last: Default::default(),
-            s_wr_status_valid: Default::default(),
-            s_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             m_dma_fault: Default::default(),
             cfg_ram: Default::default(),
             pi_ram: Default::default(),
@@ -330,10 +314,10 @@ impl Logic for Completion {
         // REQ, DATA: one 64-byte write.
         self.addr_cat.hi.next = self.addr64.q.val();
         self.addr_cat.lo.next = self.zero6.val();
-        self.m_wr_req_addr.next = self.addr_cat.y.val();
-        self.m_wr_req_len.next = self.cqe_len.val();
-        self.m_wr_req_valid.next = self.state.q.val() == self.st_req.val();
-        if (self.state.q.val() == self.st_req.val()) & self.m_wr_req_ready.val() {
+        self.dma_wr.req_addr.next = self.addr_cat.y.val();
+        self.dma_wr.req_len.next = self.cqe_len.val();
+        self.dma_wr.req_valid.next = self.state.q.val() == self.st_req.val();
+        if (self.state.q.val() == self.st_req.val()) & self.dma_wr.req_ready.val() {
             self.state.d.next = self.st_data.val();
         }
         self.beat.wr_id.next = self.wr_id.q.val();
@@ -347,15 +331,15 @@ impl Logic for Completion {
         self.beat.wc_flags.next = self.wc_flags.q.val();
         self.beat.vendor_err.next = self.vendor_err.q.val();
         self.beat.phase.next = self.phase.q.val();
-        self.m_wr_data.next = self.beat.y.val();
-        self.m_wr_data_keep.next = self.all_keep.val();
-        self.m_wr_data_last.next = true;
-        self.m_wr_data_valid.next = self.state.q.val() == self.st_data.val();
-        if (self.state.q.val() == self.st_data.val()) & self.m_wr_data_ready.val() {
+        self.dma_wr.data.next = self.beat.y.val();
+        self.dma_wr.data_keep.next = self.all_keep.val();
+        self.dma_wr.data_last.next = true;
+        self.dma_wr.data_valid.next = self.state.q.val() == self.st_data.val();
+        if (self.state.q.val() == self.st_data.val()) & self.dma_wr.data_ready.val() {
             self.state.d.next = self.st_idle.val();
         }
 
-        self.m_dma_fault.next = self.s_wr_status_valid.val() & self.s_wr_status_err.val();
+        self.m_dma_fault.next = self.dma_wr.status_valid.val() & self.dma_wr.status_err.val();
 
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
@@ -500,11 +484,11 @@ mod tests {
                 u.s_db_cqn.next = u64::from(cqn).into();
                 u.s_db_ci.next = u64::from(ci).into();
             }
-            u.m_wr_req_ready.next = rng.percent(pattern.ready_pct);
-            u.m_wr_data_ready.next = rng.percent(pattern.ready_pct);
+            u.dma_wr.req_ready.next = rng.percent(pattern.ready_pct);
+            u.dma_wr.data_ready.next = rng.percent(pattern.ready_pct);
             let status = statuses.front().copied().filter(|&(due, _)| due <= cycle);
-            u.s_wr_status_valid.next = status.is_some();
-            u.s_wr_status_err.next = status.is_some_and(|(_, e)| e);
+            u.dma_wr.status_valid.next = status.is_some();
+            u.dma_wr.status_err.next = status.is_some_and(|(_, e)| e);
             b.settle();
             let u = &b.uut;
             assert!(
@@ -514,16 +498,16 @@ mod tests {
             if u.s_cqe_valid.val() && u.s_cqe_ready.val() {
                 offered = None;
             }
-            if u.m_wr_req_valid.val() && u.m_wr_req_ready.val() {
+            if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
                 assert!(port_req.is_none());
-                assert_eq!(u.m_wr_req_len.val().index(), 64);
-                port_req = Some(u.m_wr_req_addr.val().to_u64());
+                assert_eq!(u.dma_wr.req_len.val().index(), 64);
+                port_req = Some(u.dma_wr.req_addr.val().to_u64());
             }
-            if u.m_wr_data_valid.val() && u.m_wr_data_ready.val() {
+            if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
                 let addr = port_req.take().expect("data after its request");
-                assert!(u.m_wr_data_last.val());
-                assert_eq!(u.m_wr_data_keep.val().to_u64(), u64::MAX);
-                let bytes = bytes_from_beat(&u.m_wr_data.val());
+                assert!(u.dma_wr.data_last.val());
+                assert_eq!(u.dma_wr.data_keep.val().to_u64(), u64::MAX);
+                let bytes = bytes_from_beat(&u.dma_wr.data.val());
                 let got = Cqe::from_bytes(&bytes);
                 let cq = cqs
                     .iter_mut()
@@ -576,11 +560,11 @@ mod tests {
         for _ in 0..cycles {
             b.settle();
             let taken = b.uut.s_cqe_valid.val() && b.uut.s_cqe_ready.val();
-            if b.uut.m_wr_req_valid.val() {
-                addr = b.uut.m_wr_req_addr.val().to_u64();
+            if b.uut.dma_wr.req_valid.val() {
+                addr = b.uut.dma_wr.req_addr.val().to_u64();
             }
-            if b.uut.m_wr_data_valid.val() {
-                seen.push((addr, bytes_from_beat(&b.uut.m_wr_data.val())[63]));
+            if b.uut.dma_wr.data_valid.val() {
+                seen.push((addr, bytes_from_beat(&b.uut.dma_wr.data.val())[63]));
             }
             b.tick();
             if taken {
@@ -602,8 +586,8 @@ mod tests {
             pending: VecDeque::new(),
         };
         create(&mut b, &cq);
-        b.uut.m_wr_req_ready.next = true;
-        b.uut.m_wr_data_ready.next = true;
+        b.uut.dma_wr.req_ready.next = true;
+        b.uut.dma_wr.data_ready.next = true;
         let mut rng = Rng::new(1);
         let mut seen = Vec::new();
         post(&mut b, &mut rng, 8, &mut seen);

@@ -38,7 +38,7 @@
 //!   datapath (UNOPTFLAT). QUERY_QP_COUNTERS
 //!   then writes the 128 bytes (`s_qc_cnt`, 16 little-endian u64 in `Counter` order) to
 //!   the IOVA of argument words 1-2 on the DMA write port (`m_wr_*`: the request, two
-//!   beats, then the status), state QDma; a refused write (`s_wr_status_err`) answers
+//!   beats, then the status), state QDma; a refused write (`dma_wr.status_err`) answers
 //!   `DMA_FAULT`, as the model does. The counters are those of the moment each is read
 //!   (`qp_counters` docs).
 //! - QP errors (`s_qperr_*`, valid/ready; the engine merges the responder's and the
@@ -58,6 +58,7 @@
 //! - Arguments are read during the command, not latched at start (as the model reads them
 //!   when the command executes): the host must not write them while busy.
 
+use crate::bus::dma_wr::DmaWrClient;
 use crate::control::ctx_tables::*;
 use crate::control::qp_counters::CNT_BITS;
 use crate::prelude::*;
@@ -409,17 +410,7 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub s_qc_done: Signal<In, Bit>,
     pub s_qc_cnt: Signal<In, Bits<CNT_BITS>>,
     /// QUERY_QP_COUNTERS's DMA write (a `DmaWriteMux` client: request, data, status).
-    pub m_wr_req_valid: Signal<Out, Bit>,
-    pub m_wr_req_ready: Signal<In, Bit>,
-    pub m_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_wr_data_valid: Signal<Out, Bit>,
-    pub m_wr_data_ready: Signal<In, Bit>,
-    pub m_wr_data: Signal<Out, Bits<512>>,
-    pub m_wr_data_keep: Signal<Out, Bits<64>>,
-    pub m_wr_data_last: Signal<Out, Bit>,
-    pub s_wr_status_valid: Signal<In, Bit>,
-    pub s_wr_status_err: Signal<In, Bit>,
+    pub dma_wr: DmaWrClient,
 
     // --- the tables ---
     pd: RAM<PdEntry, 8>,
@@ -787,17 +778,7 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             m_qc_qpn: Default::default(),
             s_qc_done: Default::default(),
             s_qc_cnt: Default::default(),
-            m_wr_req_valid: Default::default(),
-            m_wr_req_ready: Default::default(),
-            m_wr_req_addr: Default::default(),
-            m_wr_req_len: Default::default(),
-            m_wr_data_valid: Default::default(),
-            m_wr_data_ready: Default::default(),
-            m_wr_data: Default::default(),
-            m_wr_data_keep: Default::default(),
-            m_wr_data_last: Default::default(),
-            s_wr_status_valid: Default::default(),
-            s_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             pd: Default::default(),
             cq: Default::default(),
             mr: Default::default(),
@@ -1565,18 +1546,18 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.m_qc_valid.next = (self.state.q.val() == self.st_qc.val()) & !self.qc_sent.q.val();
         self.m_qc_clear.next = !self.qc_read.q.val();
         self.m_qc_qpn.next = self.a.w0.val().get_bits::<QA>(0);
-        self.m_wr_req_valid.next =
+        self.dma_wr.req_valid.next =
             (self.state.q.val() == self.st_qdma.val()) & (self.qd.q.val() == self.qd0.val());
-        self.m_wr_req_addr.next = self.a.d12.val();
-        self.m_wr_req_len.next = self.qd_len.val();
-        self.m_wr_data_valid.next = (self.state.q.val() == self.st_qdma.val())
+        self.dma_wr.req_addr.next = self.a.d12.val();
+        self.dma_wr.req_len.next = self.qd_len.val();
+        self.dma_wr.data_valid.next = (self.state.q.val() == self.st_qdma.val())
             & ((self.qd.q.val() == self.qd1.val()) | (self.qd.q.val() == self.qd2.val()));
-        self.m_wr_data_last.next = self.qd.q.val() == self.qd2.val();
-        self.m_wr_data_keep.next = self.keep_all.val();
+        self.dma_wr.data_last.next = self.qd.q.val() == self.qd2.val();
+        self.dma_wr.data_keep.next = self.keep_all.val();
         if self.qd.q.val() == self.qd2.val() {
-            self.m_wr_data.next = self.s_qc_cnt.val().get_bits::<512>(512);
+            self.dma_wr.data.next = self.s_qc_cnt.val().get_bits::<512>(512);
         } else {
-            self.m_wr_data.next = self.s_qc_cnt.val().get_bits::<512>(0);
+            self.dma_wr.data.next = self.s_qc_cnt.val().get_bits::<512>(0);
         }
 
         if self.state.q.val() == self.st_clear.val() {
@@ -1858,17 +1839,17 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             }
         }
         if self.state.q.val() == self.st_qdma.val() {
-            if self.s_wr_status_valid.val() {
+            if self.dma_wr.status_valid.val() {
                 self.qd_st.d.next = true;
-                self.qd_err.d.next = self.s_wr_status_err.val();
+                self.qd_err.d.next = self.dma_wr.status_err.val();
             }
-            if (self.qd.q.val() == self.qd0.val()) & self.m_wr_req_ready.val() {
+            if (self.qd.q.val() == self.qd0.val()) & self.dma_wr.req_ready.val() {
                 self.qd.d.next = self.qd1.val();
             }
-            if (self.qd.q.val() == self.qd1.val()) & self.m_wr_data_ready.val() {
+            if (self.qd.q.val() == self.qd1.val()) & self.dma_wr.data_ready.val() {
                 self.qd.d.next = self.qd2.val();
             }
-            if (self.qd.q.val() == self.qd2.val()) & self.m_wr_data_ready.val() {
+            if (self.qd.q.val() == self.qd2.val()) & self.dma_wr.data_ready.val() {
                 self.qd.d.next = self.qd3.val();
             }
             if (self.qd.q.val() == self.qd3.val()) & self.qd_st.q.val() {

@@ -83,15 +83,15 @@ impl Rtl {
         u.cnt_tx_bytes.next = u64::from(self.tx_bytes).into();
         u.cnt_rx_bytes.next = u64::from(self.rx_bytes).into();
         let wr_ready = self.rng.percent(self.ready_pct.max(20));
-        u.m_wr_req_ready.next = wr_ready && self.wr_cur.is_none();
-        u.m_wr_data_ready.next = wr_ready;
+        u.dma_wr.req_ready.next = wr_ready && self.wr_cur.is_none();
+        u.dma_wr.data_ready.next = wr_ready;
         let st = self
             .wr_status
             .front()
             .filter(|s| s.0 <= self.cycle)
             .copied();
-        u.s_wr_status_valid.next = st.is_some();
-        u.s_wr_status_err.next = st.is_some_and(|s| s.1);
+        u.dma_wr.status_valid.next = st.is_some();
+        u.dma_wr.status_err.next = st.is_some_and(|s| s.1);
         if st.is_some() {
             self.wr_status.pop_front();
         }
@@ -115,19 +115,19 @@ impl Rtl {
             self.events
                 .push((u.m_qpev_kind.val().to_u64(), u.m_qpev_qpn.val().to_u64()));
         }
-        if u.m_wr_req_valid.val() && u.m_wr_req_ready.val() {
+        if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
             assert_eq!(
-                u.m_wr_req_len.val().to_u64(),
+                u.dma_wr.req_len.val().to_u64(),
                 128,
                 "QUERY_QP_COUNTERS length"
             );
-            self.wr_cur = Some((u.m_wr_req_addr.val().to_u64(), vec![]));
+            self.wr_cur = Some((u.dma_wr.req_addr.val().to_u64(), vec![]));
         }
-        if u.m_wr_data_valid.val() && u.m_wr_data_ready.val() {
+        if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
             let (addr, mut bytes) = self.wr_cur.take().expect("data after a request");
-            assert_eq!(u.m_wr_data_keep.val().to_u64(), u64::MAX, "whole beats");
-            bytes.extend(crate::common::icrc::bytes_from_beat(&u.m_wr_data.val()));
-            if u.m_wr_data_last.val() {
+            assert_eq!(u.dma_wr.data_keep.val().to_u64(), u64::MAX, "whole beats");
+            bytes.extend(crate::common::icrc::bytes_from_beat(&u.dma_wr.data.val()));
+            if u.dma_wr.data_last.val() {
                 let refused = addr >= FAULT_IOVA;
                 self.dma_writes.push((addr, bytes, refused));
                 self.wr_status.push_back((self.cycle + 3, refused));

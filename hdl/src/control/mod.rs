@@ -21,6 +21,7 @@ pub mod mr_check;
 pub mod qp_counters;
 pub mod regfile;
 
+use crate::bus::dma_wr::DmaWrClient;
 use crate::control::cmd::CmdEngine;
 use crate::control::ctx_tables::*;
 use crate::control::qp_counters::QpCounters;
@@ -137,18 +138,8 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub s_qc_tx_valid: Signal<In, Bit>,
     pub s_qc_tx_qpn: Signal<In, Bits<QA>>,
     pub s_qc_tx_bytes: Signal<In, Bits<16>>,
-    /// QUERY_QP_COUNTERS's DMA write (`CmdEngine::m_wr_*`, `s_wr_status_*`).
-    pub m_wr_req_valid: Signal<Out, Bit>,
-    pub m_wr_req_ready: Signal<In, Bit>,
-    pub m_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_wr_data_valid: Signal<Out, Bit>,
-    pub m_wr_data_ready: Signal<In, Bit>,
-    pub m_wr_data: Signal<Out, Bits<512>>,
-    pub m_wr_data_keep: Signal<Out, Bits<64>>,
-    pub m_wr_data_last: Signal<Out, Bit>,
-    pub s_wr_status_valid: Signal<In, Bit>,
-    pub s_wr_status_err: Signal<In, Bit>,
+    /// QUERY_QP_COUNTERS's DMA write (`CmdEngine::dma_wr`, passed out).
+    pub dma_wr: DmaWrClient,
     /// The command engine's `start` and `done` pulses and `busy` (clearing the tables),
     /// for the responder, which keeps nothing it read while a command may write a table.
     pub m_cmd_start: Signal<Out, Bit>,
@@ -261,17 +252,7 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             s_qc_tx_valid: Default::default(),
             s_qc_tx_qpn: Default::default(),
             s_qc_tx_bytes: Default::default(),
-            m_wr_req_valid: Default::default(),
-            m_wr_req_ready: Default::default(),
-            m_wr_req_addr: Default::default(),
-            m_wr_req_len: Default::default(),
-            m_wr_data_valid: Default::default(),
-            m_wr_data_ready: Default::default(),
-            m_wr_data: Default::default(),
-            m_wr_data_keep: Default::default(),
-            m_wr_data_last: Default::default(),
-            s_wr_status_valid: Default::default(),
-            s_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             qc: Default::default(),
             m_cmd_start: Default::default(),
             m_cmd_done: Default::default(),
@@ -409,17 +390,7 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.cmd.m_qc_ready.next = self.qc.s_op_ready.val();
         self.cmd.s_qc_done.next = self.qc.m_done.val();
         self.cmd.s_qc_cnt.next = self.qc.m_cnt.val();
-        self.m_wr_req_valid.next = self.cmd.m_wr_req_valid.val();
-        self.m_wr_req_addr.next = self.cmd.m_wr_req_addr.val();
-        self.m_wr_req_len.next = self.cmd.m_wr_req_len.val();
-        self.m_wr_data_valid.next = self.cmd.m_wr_data_valid.val();
-        self.m_wr_data.next = self.cmd.m_wr_data.val();
-        self.m_wr_data_keep.next = self.cmd.m_wr_data_keep.val();
-        self.m_wr_data_last.next = self.cmd.m_wr_data_last.val();
-        self.cmd.m_wr_req_ready.next = self.m_wr_req_ready.val();
-        self.cmd.m_wr_data_ready.next = self.m_wr_data_ready.val();
-        self.cmd.s_wr_status_valid.next = self.s_wr_status_valid.val();
-        self.cmd.s_wr_status_err.next = self.s_wr_status_err.val();
+        DmaWrClient::link(&mut self.dma_wr, &mut self.cmd.dma_wr);
     }
 }
 

@@ -70,7 +70,7 @@
 //!     --> counter pulse; una / retry_left / rnr_left; ops acknowledged or failed
 //!         (an apply pass rewrites each op of the ring)
 //!     --> delivery: READ payload (s_rsp_pay) or the atomic's original value
-//!         --> m_dma_wr at the op's iova + offset --> status --> resp + 1 / done, or
+//!         --> dma_wr at the op's iova + offset --> status --> resp + 1 / done, or
 //!         LOC_ACCESS_ERR + DmaFaults; progress (una, retries reloaded)
 //!     --> payload not delivered: drained
 //!     --> retire: done ops leave the head in SQ order (sq_ci + 1; READ/atomic count - 1);
@@ -235,6 +235,7 @@ pub mod segmenter;
 pub mod wqe_fetch;
 
 use crate::bus::dma_rd::DmaRdClient;
+use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -472,17 +473,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// DMA write client (the contract's write stream): a READ response's payload at the
     /// op's local IOVA + offset, an atomic's original value (8 bytes); one request per
     /// response, data from lane 0, one status per write.
-    pub m_dma_wr_req_valid: Signal<Out, Bit>,
-    pub m_dma_wr_req_ready: Signal<In, Bit>,
-    pub m_dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_wr_data_valid: Signal<Out, Bit>,
-    pub m_dma_wr_data_ready: Signal<In, Bit>,
-    pub m_dma_wr_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m_dma_wr_data_keep: Signal<Out, Bits<64>>,
-    pub m_dma_wr_data_last: Signal<Out, Bit>,
-    pub s_dma_wr_status_valid: Signal<In, Bit>,
-    pub s_dma_wr_status_err: Signal<In, Bit>,
+    pub dma_wr: DmaWrClient,
     /// Receive counters (pulse): `m_rx_cnt_code` is `ReqRxCheck`'s `CNT_*` (NaksReceived,
     /// RnrNaksReceived, Duplicates, MalformedDrops) or [`CNT_UNKNOWN_QP`]; counted for QP
     /// `m_rx_cnt_qpn` too when `m_rx_cnt_per_qp` (else only globally).
@@ -979,17 +970,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             s_rsp_pay_tlast: Default::default(),
             s_rsp_pay_tvalid: Default::default(),
             s_rsp_pay_tready: Default::default(),
-            m_dma_wr_req_valid: Default::default(),
-            m_dma_wr_req_ready: Default::default(),
-            m_dma_wr_req_addr: Default::default(),
-            m_dma_wr_req_len: Default::default(),
-            m_dma_wr_data_valid: Default::default(),
-            m_dma_wr_data_ready: Default::default(),
-            m_dma_wr_data: Default::default(),
-            m_dma_wr_data_keep: Default::default(),
-            m_dma_wr_data_last: Default::default(),
-            s_dma_wr_status_valid: Default::default(),
-            s_dma_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             m_rx_cnt_valid: Default::default(),
             m_rx_cnt_code: Default::default(),
             m_rx_cnt_per_qp: Default::default(),
@@ -2240,25 +2221,25 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.doff64.lo.next = self.l_doff.q.val();
         self.orig512.hi.next = self.k_zero448.val();
         self.orig512.lo.next = self.rx_orig.q.val();
-        self.m_dma_wr_req_valid.next = self.state.q.val() == self.k_rx_dreq.val();
-        self.m_dma_wr_req_addr.next = self.op_u.iova.val() + self.doff64.y.val();
-        self.m_dma_wr_req_len.next = self.rx_plen.q.val();
+        self.dma_wr.req_valid.next = self.state.q.val() == self.k_rx_dreq.val();
+        self.dma_wr.req_addr.next = self.op_u.iova.val() + self.doff64.y.val();
+        self.dma_wr.req_len.next = self.rx_plen.q.val();
         if self.l_datomic.q.val() {
-            self.m_dma_wr_req_len.next = self.k_eight16.val();
+            self.dma_wr.req_len.next = self.k_eight16.val();
         }
-        self.m_dma_wr_data_valid.next = (self.state.q.val() == self.k_rx_ddata.val())
+        self.dma_wr.data_valid.next = (self.state.q.val() == self.k_rx_ddata.val())
             & (self.l_datomic.q.val() | self.s_rsp_pay_tvalid.val());
-        self.m_dma_wr_data.next = self.s_rsp_pay_tdata.val();
-        self.m_dma_wr_data_keep.next = self.s_rsp_pay_tkeep.val();
-        self.m_dma_wr_data_last.next = self.s_rsp_pay_tlast.val();
+        self.dma_wr.data.next = self.s_rsp_pay_tdata.val();
+        self.dma_wr.data_keep.next = self.s_rsp_pay_tkeep.val();
+        self.dma_wr.data_last.next = self.s_rsp_pay_tlast.val();
         if self.l_datomic.q.val() {
-            self.m_dma_wr_data.next = self.orig512.y.val();
-            self.m_dma_wr_data_keep.next = self.k_keep8.val();
-            self.m_dma_wr_data_last.next = true;
+            self.dma_wr.data.next = self.orig512.y.val();
+            self.dma_wr.data_keep.next = self.k_keep8.val();
+            self.dma_wr.data_last.next = true;
         }
         self.s_rsp_pay_tready.next = ((self.state.q.val() == self.k_rx_ddata.val())
             & !self.l_datomic.q.val()
-            & self.m_dma_wr_data_ready.val())
+            & self.dma_wr.data_ready.val())
             | ((self.state.q.val() == self.k_rx_drain.val()) & self.pay_left.q.val());
 
         // ---- the sequence ----
@@ -2747,10 +2728,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_rx_dreq.val();
             }
         }
-        if (self.state.q.val() == self.k_rx_dreq.val()) & self.m_dma_wr_req_ready.val() {
+        if (self.state.q.val() == self.k_rx_dreq.val()) & self.dma_wr.req_ready.val() {
             self.state.d.next = self.k_rx_ddata.val();
         }
-        if (self.state.q.val() == self.k_rx_ddata.val()) & self.m_dma_wr_data_ready.val() {
+        if (self.state.q.val() == self.k_rx_ddata.val()) & self.dma_wr.data_ready.val() {
             if self.l_datomic.q.val() {
                 self.state.d.next = self.k_rx_dst.val();
             } else if self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val() {
@@ -2758,8 +2739,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_rx_dst.val();
             }
         }
-        if (self.state.q.val() == self.k_rx_dst.val()) & self.s_dma_wr_status_valid.val() {
-            self.dok.d.next = !self.s_dma_wr_status_err.val();
+        if (self.state.q.val() == self.k_rx_dst.val()) & self.dma_wr.status_valid.val() {
+            self.dok.d.next = !self.dma_wr.status_err.val();
             self.state.d.next = self.k_rx_dwr.val();
         }
         if self.state.q.val() == self.k_rx_dwr.val() {

@@ -25,7 +25,7 @@
 //!   write, always taken (no ready). A clear must not name a QP with an atomic or a
 //!   replay in this unit (the responder clears QPs only when they have none in flight).
 //! - `dma_rd`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
-//!   `m_dma_wr_*`: one 8-byte write (keep 0xff, last), then its status.
+//!   `dma_wr`: one 8-byte write (keep 0xff, last), then its status.
 //! - `m_pkt_*`: the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
 //!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, `src_qp` the job's `qpn`,
 //!   no payload (so this block has no payload stream). Unused fields 0.
@@ -52,6 +52,7 @@
 //! cycles plus 2 per entry searched (at most 36).
 
 use crate::bus::dma_rd::DmaRdClient;
+use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -130,17 +131,7 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     pub dma_rd: DmaRdClient,
 
     // --- DMA write client ---
-    pub m_dma_wr_req_valid: Signal<Out, Bit>,
-    pub m_dma_wr_req_ready: Signal<In, Bit>,
-    pub m_dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_wr_data_valid: Signal<Out, Bit>,
-    pub m_dma_wr_data_ready: Signal<In, Bit>,
-    pub m_dma_wr_data_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m_dma_wr_data_keep: Signal<Out, Bits<64>>,
-    pub m_dma_wr_data_last: Signal<Out, Bit>,
-    pub s_dma_wr_status_valid: Signal<In, Bit>,
-    pub s_dma_wr_status_err: Signal<In, Bit>,
+    pub dma_wr: DmaWrClient,
 
     // --- the ATOMIC ACKNOWLEDGE record ---
     pub m_pkt_valid: Signal<Out, Bit>,
@@ -276,17 +267,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             s_clear_valid: Default::default(),
             s_clear_qpn: Default::default(),
             dma_rd: Default::default(),
-            m_dma_wr_req_valid: Default::default(),
-            m_dma_wr_req_ready: Default::default(),
-            m_dma_wr_req_addr: Default::default(),
-            m_dma_wr_req_len: Default::default(),
-            m_dma_wr_data_valid: Default::default(),
-            m_dma_wr_data_ready: Default::default(),
-            m_dma_wr_data_data: Default::default(),
-            m_dma_wr_data_keep: Default::default(),
-            m_dma_wr_data_last: Default::default(),
-            s_dma_wr_status_valid: Default::default(),
-            s_dma_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             m_pkt_valid: Default::default(),
             m_pkt_ready: Default::default(),
             m_pkt_data: Default::default(),
@@ -465,23 +446,23 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         }
 
         // ---- the write of the new value, and its status ----
-        self.m_dma_wr_req_valid.next = self.state.q.val() == self.st_wr_req.val();
-        self.m_dma_wr_req_addr.next = self.iova.q.val();
-        self.m_dma_wr_req_len.next = self.len8.val();
-        if (self.state.q.val() == self.st_wr_req.val()) & self.m_dma_wr_req_ready.val() {
+        self.dma_wr.req_valid.next = self.state.q.val() == self.st_wr_req.val();
+        self.dma_wr.req_addr.next = self.iova.q.val();
+        self.dma_wr.req_len.next = self.len8.val();
+        if (self.state.q.val() == self.st_wr_req.val()) & self.dma_wr.req_ready.val() {
             self.state.d.next = self.st_wr_data.val();
         }
         self.wr_beat.hi.next = self.zero448.val();
         self.wr_beat.lo.next = self.new_value.q.val();
-        self.m_dma_wr_data_data.next = self.wr_beat.y.val();
-        self.m_dma_wr_data_valid.next = self.state.q.val() == self.st_wr_data.val();
-        self.m_dma_wr_data_keep.next = self.keep8.val();
-        self.m_dma_wr_data_last.next = true;
-        if (self.state.q.val() == self.st_wr_data.val()) & self.m_dma_wr_data_ready.val() {
+        self.dma_wr.data.next = self.wr_beat.y.val();
+        self.dma_wr.data_valid.next = self.state.q.val() == self.st_wr_data.val();
+        self.dma_wr.data_keep.next = self.keep8.val();
+        self.dma_wr.data_last.next = true;
+        if (self.state.q.val() == self.st_wr_data.val()) & self.dma_wr.data_ready.val() {
             self.state.d.next = self.st_wr_status.val();
         }
-        if (self.state.q.val() == self.st_wr_status.val()) & self.s_dma_wr_status_valid.val() {
-            if self.s_dma_wr_status_err.val() {
+        if (self.state.q.val() == self.st_wr_status.val()) & self.dma_wr.status_valid.val() {
+            if self.dma_wr.status_err.val() {
                 self.state.d.next = self.st_err.val();
             } else {
                 self.state.d.next = self.st_meta_rd.val();

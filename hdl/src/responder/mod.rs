@@ -143,6 +143,7 @@ pub mod read_resp;
 pub mod resp_check;
 pub mod rsp_order;
 
+use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{
@@ -341,17 +342,7 @@ pub struct Responder<const QA: usize> {
     pub s_dma_rd_resp_err: Signal<In, Bit>,
 
     /// DMA write client (payload: one request per packet, data packed from lane 0).
-    pub m_dma_wr_req_valid: Signal<Out, Bit>,
-    pub m_dma_wr_req_ready: Signal<In, Bit>,
-    pub m_dma_wr_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_wr_req_len: Signal<Out, Bits<16>>,
-    pub m_dma_wr_data_valid: Signal<Out, Bit>,
-    pub m_dma_wr_data_ready: Signal<In, Bit>,
-    pub m_dma_wr_data: Signal<Out, Bits<512>>,
-    pub m_dma_wr_data_keep: Signal<Out, Bits<64>>,
-    pub m_dma_wr_data_last: Signal<Out, Bit>,
-    pub s_dma_wr_status_valid: Signal<In, Bit>,
-    pub s_dma_wr_status_err: Signal<In, Bit>,
+    pub dma_wr: DmaWrClient,
 
     /// ACK / NAK / RNR NAK records for `TxPath`'s response source (`tx_arbiter::pack`
     /// layout, no payload).
@@ -798,17 +789,7 @@ impl<const QA: usize> Default for Responder<QA> {
             s_dma_rd_resp_data: Default::default(),
             s_dma_rd_resp_last: Default::default(),
             s_dma_rd_resp_err: Default::default(),
-            m_dma_wr_req_valid: Default::default(),
-            m_dma_wr_req_ready: Default::default(),
-            m_dma_wr_req_addr: Default::default(),
-            m_dma_wr_req_len: Default::default(),
-            m_dma_wr_data_valid: Default::default(),
-            m_dma_wr_data_ready: Default::default(),
-            m_dma_wr_data: Default::default(),
-            m_dma_wr_data_keep: Default::default(),
-            m_dma_wr_data_last: Default::default(),
-            s_dma_wr_status_valid: Default::default(),
-            s_dma_wr_status_err: Default::default(),
+            dma_wr: Default::default(),
             m_ack_pkt_valid: Default::default(),
             m_ack_pkt_ready: Default::default(),
             m_ack_pkt_data: Default::default(),
@@ -1384,14 +1365,14 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.rqf.dma_rd.resp_tag.next = self.k_tag0.val();
         self.rqf.dma_rd.resp_last.next = self.s_dma_rd_resp_last.val();
         self.rqf.dma_rd.resp_err.next = self.s_dma_rd_resp_err.val();
-        self.m_dma_wr_req_valid.next = self.state.q.val() == self.k_wr_req.val();
-        self.m_dma_wr_req_addr.next = self.iova.q.val();
-        self.m_dma_wr_req_len.next = self.pay_len.q.val();
-        self.m_dma_wr_data_valid.next =
+        self.dma_wr.req_valid.next = self.state.q.val() == self.k_wr_req.val();
+        self.dma_wr.req_addr.next = self.iova.q.val();
+        self.dma_wr.req_len.next = self.pay_len.q.val();
+        self.dma_wr.data_valid.next =
             (self.state.q.val() == self.k_wr_data.val()) & self.s_payload_tvalid.val();
-        self.m_dma_wr_data.next = self.s_payload_tdata.val();
-        self.m_dma_wr_data_keep.next = self.s_payload_tkeep.val();
-        self.m_dma_wr_data_last.next = self.s_payload_tlast.val();
+        self.dma_wr.data.next = self.s_payload_tdata.val();
+        self.dma_wr.data_keep.next = self.s_payload_tkeep.val();
+        self.dma_wr.data_last.next = self.s_payload_tlast.val();
         self.m_ack_pkt_valid.next = self.state.q.val() == self.k_f_ack.val();
         self.m_read_job_valid.next = (self.state.q.val() == self.k_f_job.val())
             & (self.do_job.q.val() == self.k_job_read.val());
@@ -1904,8 +1885,8 @@ impl<const QA: usize> Logic for Responder<QA> {
 
         // ---- a successful payload write finishes the packet in the same cycle ----
         self.wr_ok.next = (self.state.q.val() == self.k_wr_status.val())
-            & self.s_dma_wr_status_valid.val()
-            & !self.s_dma_wr_status_err.val();
+            & self.dma_wr.status_valid.val()
+            & !self.dma_wr.status_err.val();
         self.sd_go.next = (self.state.q.val() == self.k_send_done.val())
             | (self.wr_ok.val() & (self.d_kind.q.val() == self.k_kind_send.val()));
         self.wd_go.next = (self.state.q.val() == self.k_write_done.val())
@@ -2057,21 +2038,21 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
 
         // ---- payload DMA write: request, beats straight from the RX stream, status ----
-        if (self.state.q.val() == self.k_wr_req.val()) & self.m_dma_wr_req_ready.val() {
+        if (self.state.q.val() == self.k_wr_req.val()) & self.dma_wr.req_ready.val() {
             self.state.d.next = self.k_wr_data.val();
         }
         if self.state.q.val() == self.k_wr_data.val() {
-            self.s_payload_tready.next = self.m_dma_wr_data_ready.val();
+            self.s_payload_tready.next = self.dma_wr.data_ready.val();
             if self.s_payload_tvalid.val()
-                & self.m_dma_wr_data_ready.val()
+                & self.dma_wr.data_ready.val()
                 & self.s_payload_tlast.val()
             {
                 self.pay_left.d.next = false;
                 self.state.d.next = self.k_wr_status.val();
             }
         }
-        if (self.state.q.val() == self.k_wr_status.val()) & self.s_dma_wr_status_valid.val() {
-            if self.s_dma_wr_status_err.val() {
+        if (self.state.q.val() == self.k_wr_status.val()) & self.dma_wr.status_valid.val() {
+            if self.dma_wr.status_err.val() {
                 self.m_cnt_dma_faults.next = true;
                 self.m_cnt_naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_op.val();

@@ -177,11 +177,11 @@ impl Dma {
         u.dma_rd.resp_last.next = true;
         u.dma_rd.resp_tag.next = 0u64.into();
         u.dma_rd.req_ready.next = self.rd_pending.is_none() && rng.percent(p.ready_pct);
-        u.m_dma_wr_req_ready.next = self.wr_addr.is_none() && rng.percent(p.ready_pct);
-        u.m_dma_wr_data_ready.next = self.wr_addr.is_some() && rng.percent(p.ready_pct);
+        u.dma_wr.req_ready.next = self.wr_addr.is_none() && rng.percent(p.ready_pct);
+        u.dma_wr.data_ready.next = self.wr_addr.is_some() && rng.percent(p.ready_pct);
         let status = matches!(self.wr_status, Some((at, _)) if at <= now);
-        u.s_dma_wr_status_valid.next = status;
-        u.s_dma_wr_status_err.next = self.wr_status.is_some_and(|(_, e)| e);
+        u.dma_wr.status_valid.next = status;
+        u.dma_wr.status_err.next = self.wr_status.is_some_and(|(_, e)| e);
         if status {
             self.wr_status = None;
         }
@@ -197,15 +197,15 @@ impl Dma {
         if u.dma_rd.resp_valid.val() && u.dma_rd.resp_ready.val() {
             self.rd_on = None;
         }
-        if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
-            assert_eq!(u.m_dma_wr_req_len.val().to_u64(), 8, "write length");
-            self.wr_addr = Some(u.m_dma_wr_req_addr.val().to_u64());
+        if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
+            assert_eq!(u.dma_wr.req_len.val().to_u64(), 8, "write length");
+            self.wr_addr = Some(u.dma_wr.req_addr.val().to_u64());
         }
-        if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+        if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
             let addr = self.wr_addr.take().expect("data after its request");
-            assert_eq!(u.m_dma_wr_data_keep.val().to_u64(), 0xff, "write keep");
-            assert!(u.m_dma_wr_data_last.val(), "one beat");
-            let lanes = bytes_from_bits(u.m_dma_wr_data_data.val());
+            assert_eq!(u.dma_wr.data_keep.val().to_u64(), 0xff, "write keep");
+            assert!(u.dma_wr.data_last.val(), "one beat");
+            let lanes = bytes_from_bits(u.dma_wr.data.val());
             let v = u64::from_le_bytes(lanes[..8].try_into().expect("8"));
             self.writes.push((addr, v));
             let w = Self::word(addr);

@@ -794,11 +794,11 @@ impl Rtl {
         u.s_rsp_pay_tdata.next = beat_from_bytes(&bytes);
         u.s_rsp_pay_tkeep.next = (if n == 64 { u64::MAX } else { (1u64 << n) - 1 }).into();
         u.s_rsp_pay_tlast.next = beat.is_some_and(|p| p.len() <= 64);
-        u.m_dma_wr_req_ready.next = wr.is_none() && rdy[14];
-        u.m_dma_wr_data_ready.next = rdy[15];
+        u.dma_wr.req_ready.next = wr.is_none() && rdy[14];
+        u.dma_wr.data_ready.next = rdy[15];
         let st = wst.front().filter(|w| w.0 == 0);
-        u.s_dma_wr_status_valid.next = st.is_some();
-        u.s_dma_wr_status_err.next = st.is_some_and(|w| !w.1);
+        u.dma_wr.status_valid.next = st.is_some();
+        u.dma_wr.status_err.next = st.is_some_and(|w| !w.1);
         self.b.settle();
 
         let u = &mut self.b.uut;
@@ -956,23 +956,23 @@ impl Rtl {
             }
             busy = true;
         }
-        if u.s_dma_wr_status_valid.val() {
+        if u.dma_wr.status_valid.val() {
             wst.pop_front();
         }
         for w in wst.iter_mut() {
             w.0 = w.0.saturating_sub(1);
         }
-        if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+        if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
             let (addr, len, data) = wr.as_mut().expect("a DMA write's data after its request");
-            let keep = u.m_dma_wr_data_keep.val().to_u64();
+            let keep = u.dma_wr.data_keep.val().to_u64();
             let n = keep.count_ones() as usize;
             assert_eq!(
                 keep,
                 if n == 64 { u64::MAX } else { (1 << n) - 1 },
                 "tkeep from lane 0"
             );
-            data.extend_from_slice(&bytes_from_bits(u.m_dma_wr_data.val())[..n]);
-            let last = u.m_dma_wr_data_last.val();
+            data.extend_from_slice(&bytes_from_bits(u.dma_wr.data.val())[..n]);
+            let last = u.dma_wr.data_last.val();
             assert_eq!(last, data.len() >= *len, "last on the write's last beat");
             if last {
                 assert_eq!(data.len(), *len, "the write's length");
@@ -983,11 +983,11 @@ impl Rtl {
             }
             busy = true;
         }
-        if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
+        if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
             assert!(wr.is_none());
             wr = Some((
-                u.m_dma_wr_req_addr.val().to_u64(),
-                u.m_dma_wr_req_len.val().to_u64() as usize,
+                u.dma_wr.req_addr.val().to_u64(),
+                u.dma_wr.req_len.val().to_u64() as usize,
                 Vec::new(),
             ));
             busy = true;

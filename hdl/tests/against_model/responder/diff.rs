@@ -569,11 +569,11 @@ impl Rtl {
             u.s_dma_rd_resp_err.next = resp.is_some_and(|r| r.1.is_none());
             u.s_dma_rd_resp_last.next = rd_more.is_empty();
             u.s_dma_rd_resp_data.next = beat_from_bytes(&resp.and_then(|r| r.1).unwrap_or([0; 64]));
-            u.m_dma_wr_req_ready.next = wr.is_none() && status_due.is_none() && rdy[6];
-            u.m_dma_wr_data_ready.next = rdy[7];
+            u.dma_wr.req_ready.next = wr.is_none() && status_due.is_none() && rdy[6];
+            u.dma_wr.data_ready.next = rdy[7];
             let st = status_due.filter(|s| s.0 == 0);
-            u.s_dma_wr_status_valid.next = st.is_some();
-            u.s_dma_wr_status_err.next = st.is_some_and(|s| s.1);
+            u.dma_wr.status_valid.next = st.is_some();
+            u.dma_wr.status_err.next = st.is_some_and(|s| s.1);
             u.m_ack_pkt_ready.next = rdy[8];
             u.m_read_job_ready.next = rdy[9];
             u.m_atomic_job_ready.next = rdy[10];
@@ -679,20 +679,20 @@ impl Rtl {
             } else if let Some((d, e)) = status_due {
                 status_due = Some((d.saturating_sub(1), e));
             }
-            if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
-                let a = u.m_dma_wr_req_addr.val().to_u64();
-                let n = u.m_dma_wr_req_len.val().to_u64() as usize;
+            if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
+                let a = u.dma_wr.req_addr.val().to_u64();
+                let n = u.dma_wr.req_len.val().to_u64() as usize;
                 assert!(n > 0, "no empty DMA writes");
                 wr = Some((a, n, 0, Vec::new()));
             }
-            if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+            if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
                 let (a, n, done, mut data) = wr.take().expect("data after its request");
-                let d = u.m_dma_wr_data.val();
+                let d = u.dma_wr.data.val();
                 let take = (n - done).min(64);
                 for j in 0..take {
                     data.push(get(&d, 8 * j, 8) as u8);
                 }
-                assert_eq!(u.m_dma_wr_data_last.val(), done + take == n, "tlast");
+                assert_eq!(u.dma_wr.data_last.val(), done + take == n, "tlast");
                 if done + take == n {
                     let ok = self.host.write(a, &data);
                     status_due = Some((self.rng.below(4) as u32, !ok));

@@ -240,10 +240,10 @@ impl Env {
             u.s_dma_rd_resp_err.next = rd_resp.is_some_and(|r| r.is_none());
             u.s_dma_rd_resp_last.next = rd_more.is_empty();
             u.s_dma_rd_resp_data.next = beat_from_bytes(&rd_resp.flatten().unwrap_or([0; 64]));
-            u.m_dma_wr_req_ready.next = wr.is_none();
-            u.m_dma_wr_data_ready.next = true;
-            u.s_dma_wr_status_valid.next = status_due;
-            u.s_dma_wr_status_err.next = false;
+            u.dma_wr.req_ready.next = wr.is_none();
+            u.dma_wr.data_ready.next = true;
+            u.dma_wr.status_valid.next = status_due;
+            u.dma_wr.status_err.next = false;
             u.m_ack_pkt_ready.next = true;
             u.m_read_job_ready.next = true;
             u.m_atomic_job_ready.next = true;
@@ -310,21 +310,21 @@ impl Env {
                 }
             }
             status_due = false;
-            if u.m_dma_wr_req_valid.val() && u.m_dma_wr_req_ready.val() {
-                let a = u.m_dma_wr_req_addr.val().to_u64();
-                let n = u.m_dma_wr_req_len.val().to_u64() as usize;
+            if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
+                let a = u.dma_wr.req_addr.val().to_u64();
+                let n = u.dma_wr.req_len.val().to_u64() as usize;
                 wr = Some((a, n, 0));
                 out.dma_writes.push((a, n));
             }
-            if u.m_dma_wr_data_valid.val() && u.m_dma_wr_data_ready.val() {
+            if u.dma_wr.data_valid.val() && u.dma_wr.data_ready.val() {
                 let (a, n, done) = wr.expect("data after its request");
-                let d = u.m_dma_wr_data.val();
+                let d = u.dma_wr.data.val();
                 let take = (n - done).min(64);
                 for j in 0..take {
                     self.mem
                         .insert(a + (done + j) as u64, get(&d, 8 * j, 8) as u8);
                 }
-                assert_eq!(u.m_dma_wr_data_last.val(), done + take == n);
+                assert_eq!(u.dma_wr.data_last.val(), done + take == n);
                 if done + take == n {
                     wr = None;
                     status_due = true;
