@@ -8,3 +8,4 @@
 
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod mr;

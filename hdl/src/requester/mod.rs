@@ -236,6 +236,7 @@ pub mod wqe_fetch;
 
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::mr::MrClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -383,17 +384,7 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub m_qpr_wr_data: Signal<Out, QprEntry>,
 
     /// The lkey check of an SGE, through an `MrCheck` (request / answer).
-    pub m_mr_req_valid: Signal<Out, Bit>,
-    pub m_mr_req_ready: Signal<In, Bit>,
-    pub m_mr_req_key: Signal<Out, Bits<32>>,
-    pub m_mr_req_pdn: Signal<Out, Bits<8>>,
-    pub m_mr_req_va: Signal<Out, Bits<64>>,
-    pub m_mr_req_len: Signal<Out, Bits<32>>,
-    pub m_mr_req_need: Signal<Out, Bits<4>>,
-    pub s_mr_res_valid: Signal<In, Bit>,
-    pub s_mr_res_ready: Signal<Out, Bit>,
-    pub s_mr_res_ok: Signal<In, Bit>,
-    pub s_mr_res_iova: Signal<In, Bits<64>>,
+    pub mr: MrClient,
 
     /// `WqeFetch`'s DMA read client (the SQ slot, 64 bytes).
     pub wqe_rd: DmaRdClient,
@@ -897,17 +888,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_qpr_wr_ready: Default::default(),
             m_qpr_wr_addr: Default::default(),
             m_qpr_wr_data: Default::default(),
-            m_mr_req_valid: Default::default(),
-            m_mr_req_ready: Default::default(),
-            m_mr_req_key: Default::default(),
-            m_mr_req_pdn: Default::default(),
-            m_mr_req_va: Default::default(),
-            m_mr_req_len: Default::default(),
-            m_mr_req_need: Default::default(),
-            s_mr_res_valid: Default::default(),
-            s_mr_res_ready: Default::default(),
-            s_mr_res_ok: Default::default(),
-            s_mr_res_iova: Default::default(),
+            mr: Default::default(),
             wqe_rd: Default::default(),
             seg_rd: Default::default(),
             m_pkt_valid: Default::default(),
@@ -1953,16 +1934,16 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.m_qpr_rd_valid.next = self.state.q.val() == self.k_rd_r.val();
         self.m_qpr_wr_valid.next =
             (self.state.q.val() == self.k_wr_db.val()) | (self.state.q.val() == self.k_wqpr.val());
-        self.m_mr_req_valid.next = self.state.q.val() == self.k_mr_req.val();
-        self.m_mr_req_key.next = self.w_sge_lkey.q.val();
-        self.m_mr_req_pdn.next = self.pdn.q.val();
-        self.m_mr_req_va.next = self.w_sge_addr.q.val();
-        self.m_mr_req_len.next = self.w_sge_length.q.val();
-        self.m_mr_req_need.next = self.k_zero4.val();
+        self.mr.req_valid.next = self.state.q.val() == self.k_mr_req.val();
+        self.mr.req_key.next = self.w_sge_lkey.q.val();
+        self.mr.req_pdn.next = self.pdn.q.val();
+        self.mr.req_va.next = self.w_sge_addr.q.val();
+        self.mr.req_len.next = self.w_sge_length.q.val();
+        self.mr.req_need.next = self.k_zero4.val();
         if self.rd_like.val() {
-            self.m_mr_req_need.next = self.k_need_write.val();
+            self.mr.req_need.next = self.k_need_write.val();
         }
-        self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
+        self.mr.res_ready.next = self.state.q.val() == self.k_mr_res.val();
         self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
@@ -2457,12 +2438,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_fit.val();
             }
         }
-        if (self.state.q.val() == self.k_mr_req.val()) & self.m_mr_req_ready.val() {
+        if (self.state.q.val() == self.k_mr_req.val()) & self.mr.req_ready.val() {
             self.state.d.next = self.k_mr_res.val();
         }
-        if (self.state.q.val() == self.k_mr_res.val()) & self.s_mr_res_valid.val() {
-            if self.s_mr_res_ok.val() {
-                self.iova.d.next = self.s_mr_res_iova.val();
+        if (self.state.q.val() == self.k_mr_res.val()) & self.mr.res_valid.val() {
+            if self.mr.res_ok.val() {
+                self.iova.d.next = self.mr.res_iova.val();
                 self.state.d.next = self.k_fit.val();
             } else {
                 self.is_err.d.next = true;

@@ -144,6 +144,7 @@ pub mod resp_check;
 pub mod rsp_order;
 
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::mr::MrClient;
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{
@@ -318,17 +319,7 @@ pub struct Responder<const QA: usize> {
     pub m_qps_wr_data: Signal<Out, QpsEntry>,
 
     /// The protection check (`MrCheck`'s `s_req` / `m_res`).
-    pub m_mr_req_valid: Signal<Out, Bit>,
-    pub m_mr_req_ready: Signal<In, Bit>,
-    pub m_mr_req_key: Signal<Out, Bits<32>>,
-    pub m_mr_req_pdn: Signal<Out, Bits<8>>,
-    pub m_mr_req_va: Signal<Out, Bits<64>>,
-    pub m_mr_req_len: Signal<Out, Bits<32>>,
-    pub m_mr_req_need: Signal<Out, Bits<4>>,
-    pub s_mr_res_valid: Signal<In, Bit>,
-    pub s_mr_res_ready: Signal<Out, Bit>,
-    pub s_mr_res_ok: Signal<In, Bit>,
-    pub s_mr_res_iova: Signal<In, Bits<64>>,
+    pub mr: MrClient,
 
     /// DMA read client (RQ WQEs: up to 8 posted ones, 64 bytes each, in one read).
     pub m_dma_rd_req_valid: Signal<Out, Bit>,
@@ -769,17 +760,7 @@ impl<const QA: usize> Default for Responder<QA> {
             m_qps_wr_ready: Default::default(),
             m_qps_wr_addr: Default::default(),
             m_qps_wr_data: Default::default(),
-            m_mr_req_valid: Default::default(),
-            m_mr_req_ready: Default::default(),
-            m_mr_req_key: Default::default(),
-            m_mr_req_pdn: Default::default(),
-            m_mr_req_va: Default::default(),
-            m_mr_req_len: Default::default(),
-            m_mr_req_need: Default::default(),
-            s_mr_res_valid: Default::default(),
-            s_mr_res_ready: Default::default(),
-            s_mr_res_ok: Default::default(),
-            s_mr_res_iova: Default::default(),
+            mr: Default::default(),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
             m_dma_rd_req_addr: Default::default(),
@@ -1329,13 +1310,13 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_qpa_rd_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_a.q.val();
         self.m_qps_rd_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_s.q.val();
         self.m_qps_wr_valid.next = self.state.q.val() == self.k_f_wqps.val();
-        self.m_mr_req_valid.next = self.state.q.val() == self.k_mr_req.val();
-        self.m_mr_req_key.next = self.mr_key.q.val();
-        self.m_mr_req_pdn.next = self.pdn.q.val();
-        self.m_mr_req_va.next = self.mr_va.q.val();
-        self.m_mr_req_len.next = self.mr_len.q.val();
-        self.m_mr_req_need.next = self.mr_need.q.val();
-        self.s_mr_res_ready.next = self.state.q.val() == self.k_mr_res.val();
+        self.mr.req_valid.next = self.state.q.val() == self.k_mr_req.val();
+        self.mr.req_key.next = self.mr_key.q.val();
+        self.mr.req_pdn.next = self.pdn.q.val();
+        self.mr.req_va.next = self.mr_va.q.val();
+        self.mr.req_len.next = self.mr_len.q.val();
+        self.mr.req_need.next = self.mr_need.q.val();
+        self.mr.res_ready.next = self.state.q.val() == self.k_mr_res.val();
         // The RQ WQE at rq_ci (a packet's receive, or the flush's next one) through `rqf`.
         self.rqf.clock.next = self.clock.val();
         self.rqf.reset.next = self.reset.val();
@@ -1773,18 +1754,18 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
 
         // ---- the protection check ----
-        if (self.state.q.val() == self.k_mr_req.val()) & self.m_mr_req_ready.val() {
+        if (self.state.q.val() == self.k_mr_req.val()) & self.mr.req_ready.val() {
             self.state.d.next = self.k_mr_res.val();
         }
-        if (self.state.q.val() == self.k_mr_res.val()) & self.s_mr_res_valid.val() {
-            self.iova.d.next = self.s_mr_res_iova.val();
+        if (self.state.q.val() == self.k_mr_res.val()) & self.mr.res_valid.val() {
+            self.iova.d.next = self.mr.res_iova.val();
             self.state.d.next = self.k_f_cqe.val();
             if self.mr_step.q.val() == self.k_mr_dup_read.val() {
-                if self.s_mr_res_ok.val() {
+                if self.mr.res_ok.val() {
                     self.do_job.d.next = self.k_job_read.val();
                 }
             } else if self.mr_step.q.val() == self.k_mr_read.val() {
-                if self.s_mr_res_ok.val() {
+                if self.mr.res_ok.val() {
                     self.epsn.d.next = self.psn.q.val() + self.read_pkts.val().get_bits::<24>(0);
                     self.msn.d.next = self.msn.q.val() + self.k_one24.val();
                     self.do_job.d.next = self.k_job_read.val();
@@ -1795,7 +1776,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.do_err.d.next = true;
                 }
             } else if self.mr_step.q.val() == self.k_mr_atomic.val() {
-                if self.s_mr_res_ok.val() {
+                if self.mr.res_ok.val() {
                     self.epsn.d.next = self.psn.q.val() + self.k_one24.val();
                     self.msn.d.next = self.msn.q.val() + self.k_one24.val();
                     self.do_job.d.next = self.k_job_atomic.val();
@@ -1806,7 +1787,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.do_err.d.next = true;
                 }
             } else if self.mr_step.q.val() == self.k_mr_wr_whole.val() {
-                if self.s_mr_res_ok.val() {
+                if self.mr.res_ok.val() {
                     self.mc_valid.d.next = !self.stale.q.val()
                         & !self.ctx_stale.val()
                         & (self.reth_len.q.val() != self.k_zero32.val());
@@ -1814,7 +1795,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.mc_key.d.next = self.reth_rkey.q.val();
                     self.mc_va.d.next = self.reth_va.q.val();
                     self.mc_len.d.next = self.reth_len.q.val();
-                    self.mc_iova.d.next = self.s_mr_res_iova.val();
+                    self.mc_iova.d.next = self.mr.res_iova.val();
                     self.msg_va.d.next = self.reth_va.q.val();
                     self.msg_key.d.next = self.reth_rkey.q.val();
                     self.msg_len.d.next = self.reth_len.q.val();
@@ -1827,7 +1808,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.do_err.d.next = true;
                 }
             } else if self.mr_step.q.val() == self.k_mr_wr_pkt.val() {
-                if self.s_mr_res_ok.val() {
+                if self.mr.res_ok.val() {
                     self.state.d.next = self.k_wr_req.val();
                 } else {
                     self.m_cnt_naks_sent.next = true;
@@ -1835,7 +1816,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.do_ack.d.next = true;
                     self.do_err.d.next = true;
                 }
-            } else if self.s_mr_res_ok.val() {
+            } else if self.mr.res_ok.val() {
                 // SEND payload
                 self.state.d.next = self.k_wr_req.val();
             } else {

@@ -734,11 +734,11 @@ impl Rtl {
         u.s_qpr_rd_valid.next = rd[2].is_some();
         u.s_qpr_rd_data.next = self.qpr[rd[2].unwrap_or(0)];
         u.m_qpr_wr_ready.next = rdy[3];
-        u.m_mr_req_ready.next = mr.is_none() && rdy[4];
+        u.mr.req_ready.next = mr.is_none() && rdy[4];
         let mr_res = mr.filter(|m| m.0 == 0);
-        u.s_mr_res_valid.next = mr_res.is_some();
-        u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
-        u.s_mr_res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
+        u.mr.res_valid.next = mr_res.is_some();
+        u.mr.res_ok.next = mr_res.is_some_and(|r| r.1.is_some());
+        u.mr.res_iova.next = mr_res.and_then(|r| r.1).unwrap_or(0).into();
         u.wqe_rd.req_ready.next = wqe_rd.is_none() && rdy[5];
         let wresp = wqe_rd.as_ref().filter(|r| r.0 == 0);
         u.wqe_rd.resp_valid.next = wresp.is_some();
@@ -829,22 +829,22 @@ impl Rtl {
             out.max_ring = out.max_ring.max(held);
             busy = true;
         }
-        if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
+        if u.mr.req_valid.val() && u.mr.req_ready.val() {
             let res = self
                 .tables
                 .translate(
-                    u.m_mr_req_key.val().to_u32(),
-                    u.m_mr_req_pdn.val().to_u32(),
-                    u.m_mr_req_va.val().to_u64(),
-                    u.m_mr_req_len.val().to_u64(),
-                    u.m_mr_req_need.val().to_u32(),
+                    u.mr.req_key.val().to_u32(),
+                    u.mr.req_pdn.val().to_u32(),
+                    u.mr.req_va.val().to_u64(),
+                    u.mr.req_len.val().to_u64(),
+                    u.mr.req_need.val().to_u32(),
                 )
                 .ok();
             mr = Some((2, res));
         } else if let Some(m) = mr.as_mut() {
             m.0 = m.0.saturating_sub(1);
         }
-        if u.s_mr_res_valid.val() && u.s_mr_res_ready.val() {
+        if u.mr.res_valid.val() && u.mr.res_ready.val() {
             mr = None;
         }
         if u.wqe_rd.resp_valid.val() && u.wqe_rd.resp_ready.val() {

@@ -558,11 +558,11 @@ impl Rtl {
             u.s_qps_rd_valid.next = rd[2].is_some();
             u.s_qps_rd_data.next = self.qps[rd[2].unwrap_or(0)];
             u.m_qps_wr_ready.next = rdy[3];
-            u.m_mr_req_ready.next = mr_pending.is_none() && rdy[4];
+            u.mr.req_ready.next = mr_pending.is_none() && rdy[4];
             let mr_res = mr_pending.filter(|m| m.0 == 0);
-            u.s_mr_res_valid.next = mr_res.is_some();
-            u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.1.is_ok());
-            u.s_mr_res_iova.next = mr_res.map_or(0, |r| r.1.unwrap_or(0)).into();
+            u.mr.res_valid.next = mr_res.is_some();
+            u.mr.res_ok.next = mr_res.is_some_and(|r| r.1.is_ok());
+            u.mr.res_iova.next = mr_res.map_or(0, |r| r.1.unwrap_or(0)).into();
             u.m_dma_rd_req_ready.next = rd_resp.is_none() && rdy[5];
             let resp = rd_resp.filter(|r| r.0 == 0);
             u.s_dma_rd_resp_valid.next = resp.is_some();
@@ -632,20 +632,20 @@ impl Rtl {
             if u.m_qps_wr_valid.val() && u.m_qps_wr_ready.val() {
                 self.qps[u.m_qps_wr_addr.val().to_u64() as usize] = u.m_qps_wr_data.val();
             }
-            if mr_res.is_some() && u.s_mr_res_ready.val() {
+            if mr_res.is_some() && u.mr.res_ready.val() {
                 mr_pending = None;
             } else if let Some((d, r)) = mr_pending {
                 mr_pending = Some((d.saturating_sub(1), r));
             }
-            if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
+            if u.mr.req_valid.val() && u.mr.req_ready.val() {
                 let r = self
                     .tables
                     .translate(
-                        u.m_mr_req_key.val().to_u64() as u32,
-                        u.m_mr_req_pdn.val().to_u64() as u32,
-                        u.m_mr_req_va.val().to_u64(),
-                        u.m_mr_req_len.val().to_u64(),
-                        u.m_mr_req_need.val().to_u64() as u32,
+                        u.mr.req_key.val().to_u64() as u32,
+                        u.mr.req_pdn.val().to_u64() as u32,
+                        u.mr.req_va.val().to_u64(),
+                        u.mr.req_len.val().to_u64(),
+                        u.mr.req_need.val().to_u64() as u32,
                     )
                     .map_err(|_| ());
                 mr_pending = Some((1 + self.rng.below(3) as u32, r));

@@ -231,10 +231,10 @@ impl Env {
             u.s_qps_rd_valid.next = rs;
             u.s_qps_rd_data.next = self.qps;
             u.m_qps_wr_ready.next = true;
-            u.m_mr_req_ready.next = mr_pending.is_none() && mr_res.is_none();
-            u.s_mr_res_valid.next = mr_res.is_some();
-            u.s_mr_res_ok.next = mr_res.is_some_and(|r| r.0);
-            u.s_mr_res_iova.next = mr_res.map_or(0, |r| r.1).into();
+            u.mr.req_ready.next = mr_pending.is_none() && mr_res.is_none();
+            u.mr.res_valid.next = mr_res.is_some();
+            u.mr.res_ok.next = mr_res.is_some_and(|r| r.0);
+            u.mr.res_iova.next = mr_res.map_or(0, |r| r.1).into();
             u.m_dma_rd_req_ready.next = rd_resp.is_none();
             u.s_dma_rd_resp_valid.next = rd_resp.is_some();
             u.s_dma_rd_resp_err.next = rd_resp.is_some_and(|r| r.is_none());
@@ -276,20 +276,20 @@ impl Env {
             if u.m_qps_wr_valid.val() {
                 self.qps = u.m_qps_wr_data.val();
             }
-            if mr_res.is_some() && u.s_mr_res_ready.val() {
+            if mr_res.is_some() && u.mr.res_ready.val() {
                 mr_res = None;
             }
             if let Some((key, va, len, need, _)) = mr_pending.take() {
                 let r = self.tables.translate(key, PDN, va, u64::from(len), need);
                 mr_res = Some((r.is_ok(), r.unwrap_or(0)));
             }
-            if u.m_mr_req_valid.val() && u.m_mr_req_ready.val() {
+            if u.mr.req_valid.val() && u.mr.req_ready.val() {
                 mr_pending = Some((
-                    u.m_mr_req_key.val().to_u64() as u32,
-                    u.m_mr_req_va.val().to_u64(),
-                    u.m_mr_req_len.val().to_u64() as u32,
-                    u.m_mr_req_need.val().to_u64() as u32,
-                    u.m_mr_req_pdn.val().to_u64() as u32,
+                    u.mr.req_key.val().to_u64() as u32,
+                    u.mr.req_va.val().to_u64(),
+                    u.mr.req_len.val().to_u64() as u32,
+                    u.mr.req_need.val().to_u64() as u32,
+                    u.mr.req_pdn.val().to_u64() as u32,
                 ));
             }
             if rd_resp.is_some() && u.s_dma_rd_resp_ready.val() {
