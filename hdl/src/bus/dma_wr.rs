@@ -7,37 +7,25 @@
 use crate::common::icrc::DATA_BITS;
 use crate::prelude::*;
 
-/// A block that writes host memory. Data lanes are packed from lane 0; `keep` marks the
-/// bytes written on the last beat.
-#[derive(LogicInterface, Default)]
-#[join = "DmaWrServer"]
-pub struct DmaWrClient {
-    pub req_valid: Signal<Out, Bit>,
-    pub req_ready: Signal<In, Bit>,
-    pub req_addr: Signal<Out, Bits<64>>,
-    pub req_len: Signal<Out, Bits<16>>,
-    pub data_valid: Signal<Out, Bit>,
-    pub data_ready: Signal<In, Bit>,
-    pub data: Signal<Out, Bits<DATA_BITS>>,
-    pub data_keep: Signal<Out, Bits<{ DATA_BITS / 8 }>>,
-    pub data_last: Signal<Out, Bit>,
-    pub status_valid: Signal<In, Bit>,
-    pub status_err: Signal<In, Bit>,
-}
-
-/// The side that serves [`DmaWrClient`]s: the same signals, the other way.
-#[derive(LogicInterface, Default)]
-#[join = "DmaWrClient"]
-pub struct DmaWrServer {
-    pub req_valid: Signal<In, Bit>,
-    pub req_ready: Signal<Out, Bit>,
-    pub req_addr: Signal<In, Bits<64>>,
-    pub req_len: Signal<In, Bits<16>>,
-    pub data_valid: Signal<In, Bit>,
-    pub data_ready: Signal<Out, Bit>,
-    pub data: Signal<In, Bits<DATA_BITS>>,
-    pub data_keep: Signal<In, Bits<{ DATA_BITS / 8 }>>,
-    pub data_last: Signal<In, Bit>,
-    pub status_valid: Signal<Out, Bit>,
-    pub status_err: Signal<Out, Bit>,
+port_group! {
+    /// A block that writes host memory. Data lanes are packed from lane 0; `keep` marks
+    /// the bytes written on the last beat.
+    client DmaWrClient = "DmaWrClient";
+    /// The side that serves [`DmaWrClient`]s.
+    server DmaWrServer = "DmaWrServer";
+    out {
+        req_valid: Bit,
+        req_addr: Bits<64>,
+        req_len: Bits<16>,
+        data_valid: Bit,
+        data: Bits<DATA_BITS>,
+        data_keep: Bits<{ DATA_BITS / 8 }>,
+        data_last: Bit,
+    }
+    in {
+        req_ready: Bit,
+        data_ready: Bit,
+        status_valid: Bit,
+        status_err: Bit,
+    }
 }
