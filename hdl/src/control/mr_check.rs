@@ -2,7 +2,7 @@
 //! needs go in; the IOVA of the range, or why it is refused, comes out.
 //!
 //! ```text
-//!  s_req {key, pdn, va, len, need} --> MR table read port (index = key >> 8) --> checks --> m_res
+//!  mr.req {key, pdn, va, len, need} --> MR table read port (index = key >> 8) --> checks --> mr.res
 //! ```
 //!
 //! The rule is the model's `Tables::translate` (`model/src/tables.rs`), and the bench in
@@ -20,6 +20,7 @@
 //! payloads only every third cycle, which the responder and requester amortise by checking
 //! once per message and adding offsets (as the model does per packet on the same MR).
 
+use crate::bus::mr::MrServer;
 use crate::common::cat::Cat;
 use crate::control::ctx_tables::{mr_layout, MrEntry};
 use crate::prelude::*;
@@ -47,15 +48,9 @@ pub struct MrCheck<const MA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
-    /// An access to check: key (lkey or rkey), the QP's PD, the range, the access bits it
-    /// needs (`verbs::access`).
-    pub s_req_valid: Signal<In, Bit>,
-    pub s_req_ready: Signal<Out, Bit>,
-    pub s_req_key: Signal<In, Bits<32>>,
-    pub s_req_pdn: Signal<In, Bits<8>>,
-    pub s_req_va: Signal<In, Bits<64>>,
-    pub s_req_len: Signal<In, Bits<32>>,
-    pub s_req_need: Signal<In, Bits<4>>,
+    /// An access to check (key: lkey or rkey; the QP's PD; the range; the access bits it
+    /// needs, `verbs::access`) and the answer: `ok` with the IOVA.
+    pub mr: MrServer,
 
     /// The MR table's read port.
     pub m_mr_rd_valid: Signal<Out, Bit>,
@@ -64,12 +59,8 @@ pub struct MrCheck<const MA: usize> {
     pub s_mr_rd_valid: Signal<In, Bit>,
     pub s_mr_rd_data: Signal<In, MrEntry>,
 
-    /// The answer: `ok` with the IOVA, or the reason (`ERR_*`).
-    pub m_res_valid: Signal<Out, Bit>,
-    pub m_res_ready: Signal<In, Bit>,
-    pub m_res_ok: Signal<Out, Bit>,
+    /// The reason of a refusal (`ERR_*`), beside `mr.res_ok`.
     pub m_res_err: Signal<Out, Bits<2>>,
-    pub m_res_iova: Signal<Out, Bits<64>>,
 
     fields: MrFields,
     len64: Cat<32, 32, 64>,
@@ -113,23 +104,13 @@ impl<const MA: usize> Default for MrCheck<MA> {
         MrCheck {
             clock: Default::default(),
             reset: Default::default(),
-            s_req_valid: Default::default(),
-            s_req_ready: Default::default(),
-            s_req_key: Default::default(),
-            s_req_pdn: Default::default(),
-            s_req_va: Default::default(),
-            s_req_len: Default::default(),
-            s_req_need: Default::default(),
+            mr: Default::default(),
             m_mr_rd_valid: Default::default(),
             m_mr_rd_ready: Default::default(),
             m_mr_rd_addr: Default::default(),
             s_mr_rd_valid: Default::default(),
             s_mr_rd_data: Default::default(),
-            m_res_valid: Default::default(),
-            m_res_ready: Default::default(),
-            m_res_ok: Default::default(),
             m_res_err: Default::default(),
-            m_res_iova: Default::default(),
             fields: Default::default(),
             len64: Default::default(),
             state: Default::default(),
@@ -169,14 +150,14 @@ impl<const MA: usize> Logic for MrCheck<MA> {
 
         // ---- take a request ----
         self.len64.hi.next = self.zero32.val();
-        self.len64.lo.next = self.s_req_len.val();
-        self.s_req_ready.next = self.state.q.val() == self.st_idle.val();
-        if self.s_req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
-            self.key.d.next = self.s_req_key.val();
-            self.pdn.d.next = self.s_req_pdn.val();
-            self.va.d.next = self.s_req_va.val();
+        self.len64.lo.next = self.mr.req_len.val();
+        self.mr.req_ready.next = self.state.q.val() == self.st_idle.val();
+        if self.mr.req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
+            self.key.d.next = self.mr.req_key.val();
+            self.pdn.d.next = self.mr.req_pdn.val();
+            self.va.d.next = self.mr.req_va.val();
             self.len.d.next = self.len64.y.val();
-            self.need.d.next = self.s_req_need.val();
+            self.need.d.next = self.mr.req_need.val();
             self.state.d.next = self.st_read.val();
         }
 
@@ -227,11 +208,11 @@ impl<const MA: usize> Logic for MrCheck<MA> {
         }
 
         // ---- DONE: the answer, held until taken ----
-        self.m_res_valid.next = self.state.q.val() == self.st_done.val();
-        self.m_res_ok.next = self.ok.q.val();
+        self.mr.res_valid.next = self.state.q.val() == self.st_done.val();
+        self.mr.res_ok.next = self.ok.q.val();
         self.m_res_err.next = self.err.q.val();
-        self.m_res_iova.next = self.iova.q.val();
-        if (self.state.q.val() == self.st_done.val()) & self.m_res_ready.val() {
+        self.mr.res_iova.next = self.iova.q.val();
+        if (self.state.q.val() == self.st_done.val()) & self.mr.res_ready.val() {
             self.state.d.next = self.st_idle.val();
         }
 
