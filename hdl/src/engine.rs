@@ -1033,34 +1033,35 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         // ---- MR checks: responder (first) and requester -> one MrCheck -> mr table ----
         // MrCheck takes one request at a time and answers it before taking the next, so
         // the owner of a request taken is the owner of the next answer.
-        self.mr.mr.req_valid.next = self.resp.mr.req_valid.val() | self.req.mr.req_valid.val();
-        self.mr.mr.req_key.next = self.req.mr.req_key.val();
-        self.mr.mr.req_pdn.next = self.req.mr.req_pdn.val();
-        self.mr.mr.req_va.next = self.req.mr.req_va.val();
-        self.mr.mr.req_len.next = self.req.mr.req_len.val();
-        self.mr.mr.req_need.next = self.req.mr.req_need.val();
+        self.mr.port.req_valid.next = self.resp.mr.req_valid.val() | self.req.mr.req_valid.val();
+        self.mr.port.req_key.next = self.req.mr.req_key.val();
+        self.mr.port.req_pdn.next = self.req.mr.req_pdn.val();
+        self.mr.port.req_va.next = self.req.mr.req_va.val();
+        self.mr.port.req_len.next = self.req.mr.req_len.val();
+        self.mr.port.req_need.next = self.req.mr.req_need.val();
         if self.resp.mr.req_valid.val() {
-            self.mr.mr.req_key.next = self.resp.mr.req_key.val();
-            self.mr.mr.req_pdn.next = self.resp.mr.req_pdn.val();
-            self.mr.mr.req_va.next = self.resp.mr.req_va.val();
-            self.mr.mr.req_len.next = self.resp.mr.req_len.val();
-            self.mr.mr.req_need.next = self.resp.mr.req_need.val();
+            self.mr.port.req_key.next = self.resp.mr.req_key.val();
+            self.mr.port.req_pdn.next = self.resp.mr.req_pdn.val();
+            self.mr.port.req_va.next = self.resp.mr.req_va.val();
+            self.mr.port.req_len.next = self.resp.mr.req_len.val();
+            self.mr.port.req_need.next = self.resp.mr.req_need.val();
         }
-        self.resp.mr.req_ready.next = self.mr.mr.req_ready.val();
-        self.req.mr.req_ready.next = self.mr.mr.req_ready.val() & !self.resp.mr.req_valid.val();
-        if self.mr.mr.req_ready.val() & (self.resp.mr.req_valid.val() | self.req.mr.req_valid.val())
+        self.resp.mr.req_ready.next = self.mr.port.req_ready.val();
+        self.req.mr.req_ready.next = self.mr.port.req_ready.val() & !self.resp.mr.req_valid.val();
+        if self.mr.port.req_ready.val()
+            & (self.resp.mr.req_valid.val() | self.req.mr.req_valid.val())
         {
             self.mr_req_own.d.next = !self.resp.mr.req_valid.val();
         }
-        self.resp.mr.res_valid.next = self.mr.mr.res_valid.val() & !self.mr_req_own.q.val();
-        self.req.mr.res_valid.next = self.mr.mr.res_valid.val() & self.mr_req_own.q.val();
-        self.resp.mr.res_ok.next = self.mr.mr.res_ok.val();
-        self.req.mr.res_ok.next = self.mr.mr.res_ok.val();
-        self.resp.mr.res_iova.next = self.mr.mr.res_iova.val();
-        self.req.mr.res_iova.next = self.mr.mr.res_iova.val();
-        self.mr.mr.res_ready.next = self.resp.mr.res_ready.val();
+        self.resp.mr.res_valid.next = self.mr.port.res_valid.val() & !self.mr_req_own.q.val();
+        self.req.mr.res_valid.next = self.mr.port.res_valid.val() & self.mr_req_own.q.val();
+        self.resp.mr.res_ok.next = self.mr.port.res_ok.val();
+        self.req.mr.res_ok.next = self.mr.port.res_ok.val();
+        self.resp.mr.res_iova.next = self.mr.port.res_iova.val();
+        self.req.mr.res_iova.next = self.mr.port.res_iova.val();
+        self.mr.port.res_ready.next = self.resp.mr.res_ready.val();
         if self.mr_req_own.q.val() {
-            self.mr.mr.res_ready.next = self.req.mr.res_ready.val();
+            self.mr.port.res_ready.next = self.req.mr.res_ready.val();
         }
         self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
         self.control.s_mr_rd_valid.next = self.mr.m_mr_rd_valid.val();

@@ -29,8 +29,8 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Every `.rs` file under `hdl/src`.
-fn hdl_sources() -> Vec<std::path::PathBuf> {
+/// Every `.rs` file under `hdl/src`, with its text.
+fn hdl_sources() -> Vec<(std::path::PathBuf, String)> {
     let mut files = Vec::new();
     sources(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
@@ -38,14 +38,18 @@ fn hdl_sources() -> Vec<std::path::PathBuf> {
     );
     assert!(files.len() > 10, "hdl/src not found");
     files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            (f, text)
+        })
+        .collect()
 }
 
 #[test]
 fn abi_codes_come_from_proto() {
-    let files = hdl_sources();
     let mut bad = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
+    for (f, text) in hdl_sources() {
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
             let Some((name, value)) = t.split_once(": ") else {
@@ -72,15 +76,10 @@ fn abi_codes_come_from_proto() {
 /// block to `rocenic_model` live in `hdl/tests/against_model` (shared/ARCHITECTURE.md).
 #[test]
 fn hdl_src_never_names_the_model() {
-    let files = hdl_sources();
-    let named: Vec<String> = files
-        .iter()
-        .filter(|f| {
-            std::fs::read_to_string(f)
-                .unwrap()
-                .contains("rocenic_model")
-        })
-        .map(|f| f.display().to_string())
+    let named: Vec<String> = hdl_sources()
+        .into_iter()
+        .filter(|(_, text)| text.contains("rocenic_model"))
+        .map(|(f, _)| f.display().to_string())
         .collect();
     assert!(
         named.is_empty(),
@@ -97,8 +96,7 @@ fn hdl_src_never_names_the_model() {
 #[test]
 fn opcode_constants_come_from_proto() {
     let mut bad = Vec::new();
-    for f in hdl_sources() {
-        let text = std::fs::read_to_string(&f).unwrap();
+    for (f, text) in hdl_sources() {
         let mut in_op_mod = false;
         for (i, line) in text.lines().enumerate() {
             let t = line.trim_start();
@@ -176,8 +174,7 @@ fn literal_offsets(line: &str, receiver: &str) -> Vec<usize> {
 fn wqe_and_command_offsets_are_tied_to_proto() {
     let mut bad = Vec::new();
     let mut checked = 0;
-    for f in hdl_sources() {
-        let text = std::fs::read_to_string(&f).unwrap();
+    for (f, text) in hdl_sources() {
         let asserted = assertion_blocks(&text);
         let cmd_args = f.ends_with("control/cmd.rs");
         for (i, line) in text.lines().enumerate() {

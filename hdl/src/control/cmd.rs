@@ -37,7 +37,7 @@
 //!   tie the state logic to the table writes' and Verilator would see a loop through the
 //!   datapath (UNOPTFLAT). QUERY_QP_COUNTERS
 //!   then writes the 128 bytes (`s_qc_cnt`, 16 little-endian u64 in `Counter` order) to
-//!   the IOVA of argument words 1-2 on the DMA write port (`m_wr_*`: the request, two
+//!   the IOVA of argument words 1-2 on the DMA write port (`dma_wr`: the request, two
 //!   beats, then the status), state QDma; a refused write (`dma_wr.status_err`) answers
 //!   `DMA_FAULT`, as the model does. The counters are those of the moment each is read
 //!   (`qp_counters` docs).

@@ -4,7 +4,7 @@
 //! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
 //! on `m_cq_db_*`), QP events
 //! (`m_qpev_*`) and a read port on every context table (`s_<table>_rd_*`/`m_<table>_rd_*`,
-//! see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`m_wr_*`); what it takes: counter
+//! see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
 //! increments (`cnt_*`) and the per-QP counter pulses (`s_qc_*`) for its
 //! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
 //!

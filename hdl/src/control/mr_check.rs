@@ -2,7 +2,7 @@
 //! needs go in; the IOVA of the range, or why it is refused, comes out.
 //!
 //! ```text
-//!  mr.req {key, pdn, va, len, need} --> MR table read port (index = key >> 8) --> checks --> mr.res
+//!  port.req {key, pdn, va, len, need} --> MR table read port (index = key >> 8) --> checks --> port.res
 //! ```
 //!
 //! The rule is the model's `Tables::translate` (`model/src/tables.rs`), and the bench in
@@ -50,7 +50,7 @@ pub struct MrCheck<const MA: usize> {
 
     /// An access to check (key: lkey or rkey; the QP's PD; the range; the access bits it
     /// needs, `verbs::access`) and the answer: `ok` with the IOVA.
-    pub mr: MrServer,
+    pub port: MrServer,
 
     /// The MR table's read port.
     pub m_mr_rd_valid: Signal<Out, Bit>,
@@ -59,7 +59,7 @@ pub struct MrCheck<const MA: usize> {
     pub s_mr_rd_valid: Signal<In, Bit>,
     pub s_mr_rd_data: Signal<In, MrEntry>,
 
-    /// The reason of a refusal (`ERR_*`), beside `mr.res_ok`.
+    /// The reason of a refusal (`ERR_*`), beside `port.res_ok`.
     pub m_res_err: Signal<Out, Bits<2>>,
 
     fields: MrFields,
@@ -104,7 +104,7 @@ impl<const MA: usize> Default for MrCheck<MA> {
         MrCheck {
             clock: Default::default(),
             reset: Default::default(),
-            mr: Default::default(),
+            port: Default::default(),
             m_mr_rd_valid: Default::default(),
             m_mr_rd_ready: Default::default(),
             m_mr_rd_addr: Default::default(),
@@ -150,14 +150,14 @@ impl<const MA: usize> Logic for MrCheck<MA> {
 
         // ---- take a request ----
         self.len64.hi.next = self.zero32.val();
-        self.len64.lo.next = self.mr.req_len.val();
-        self.mr.req_ready.next = self.state.q.val() == self.st_idle.val();
-        if self.mr.req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
-            self.key.d.next = self.mr.req_key.val();
-            self.pdn.d.next = self.mr.req_pdn.val();
-            self.va.d.next = self.mr.req_va.val();
+        self.len64.lo.next = self.port.req_len.val();
+        self.port.req_ready.next = self.state.q.val() == self.st_idle.val();
+        if self.port.req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
+            self.key.d.next = self.port.req_key.val();
+            self.pdn.d.next = self.port.req_pdn.val();
+            self.va.d.next = self.port.req_va.val();
             self.len.d.next = self.len64.y.val();
-            self.need.d.next = self.mr.req_need.val();
+            self.need.d.next = self.port.req_need.val();
             self.state.d.next = self.st_read.val();
         }
 
@@ -208,11 +208,11 @@ impl<const MA: usize> Logic for MrCheck<MA> {
         }
 
         // ---- DONE: the answer, held until taken ----
-        self.mr.res_valid.next = self.state.q.val() == self.st_done.val();
-        self.mr.res_ok.next = self.ok.q.val();
+        self.port.res_valid.next = self.state.q.val() == self.st_done.val();
+        self.port.res_ok.next = self.ok.q.val();
         self.m_res_err.next = self.err.q.val();
-        self.mr.res_iova.next = self.iova.q.val();
-        if (self.state.q.val() == self.st_done.val()) & self.mr.res_ready.val() {
+        self.port.res_iova.next = self.iova.q.val();
+        if (self.state.q.val() == self.st_done.val()) & self.port.res_ready.val() {
             self.state.d.next = self.st_idle.val();
         }
 

@@ -318,7 +318,7 @@ pub struct Responder<const QA: usize> {
     pub m_qps_wr_addr: Signal<Out, Bits<QA>>,
     pub m_qps_wr_data: Signal<Out, QpsEntry>,
 
-    /// The protection check (`MrCheck`'s `s_req` / `m_res`).
+    /// The protection check (answered by `MrCheck`).
     pub mr: MrClient,
 
     /// DMA read client (RQ WQEs: up to 8 posted ones, 64 bytes each, in one read).

@@ -94,12 +94,12 @@ fn run(pattern: Pattern, seed: u64, count: usize) -> [usize; 5] {
         let (key, pdn, va, len, need) = random_request(&mut rng, &t);
         let want = t.translate(key, pdn, va, u64::from(len), need);
         let u = &mut b.uut;
-        u.mr.req_valid.next = true;
-        u.mr.req_key.next = u64::from(key).into();
-        u.mr.req_pdn.next = u64::from(pdn & 0xff).into();
-        u.mr.req_va.next = va.into();
-        u.mr.req_len.next = u64::from(len).into();
-        u.mr.req_need.next = u64::from(need).into();
+        u.port.req_valid.next = true;
+        u.port.req_key.next = u64::from(key).into();
+        u.port.req_pdn.next = u64::from(pdn & 0xff).into();
+        u.port.req_va.next = va.into();
+        u.port.req_len.next = u64::from(len).into();
+        u.port.req_need.next = u64::from(need).into();
         let mut taken = false;
         let mut cycles = 0;
         loop {
@@ -112,23 +112,23 @@ fn run(pattern: Pattern, seed: u64, count: usize) -> [usize; 5] {
                 .and_then(|i| t.mrs[i].as_ref())
                 .map_or_else(MrEntry::default, entry);
             u.m_mr_rd_ready.next = rng.percent(pattern.valid_pct);
-            u.mr.res_ready.next = rng.percent(pattern.ready_pct);
+            u.port.res_ready.next = rng.percent(pattern.ready_pct);
             b.settle();
             let u = &b.uut;
-            let req_taken = u.mr.req_valid.val() && u.mr.req_ready.val();
+            let req_taken = u.port.req_valid.val() && u.port.req_ready.val();
             pending_read = (u.m_mr_rd_valid.val() && u.m_mr_rd_ready.val())
                 .then(|| u.m_mr_rd_addr.val().index());
-            let res = (u.mr.res_valid.val() && u.mr.res_ready.val()).then(|| {
+            let res = (u.port.res_valid.val() && u.port.res_ready.val()).then(|| {
                 (
-                    u.mr.res_ok.val(),
+                    u.port.res_ok.val(),
                     u.m_res_err.val().to_u64(),
-                    u.mr.res_iova.val().to_u64(),
+                    u.port.res_iova.val().to_u64(),
                 )
             });
             b.tick();
             if req_taken {
                 taken = true;
-                b.uut.mr.req_valid.next = false;
+                b.uut.port.req_valid.next = false;
             }
             if let Some((ok, err, iova)) = res {
                 assert!(taken);
