@@ -123,6 +123,7 @@
 
 use rocenic_proto::abi::regs::Counter;
 
+use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
 use crate::common::job_slice::JobSlice;
@@ -330,8 +331,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     rsp_pay: DFF<Bit>,
     /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
     /// (1 = the requester): its answer is theirs.
-    qpc_req_own: DFF<Bit>,
-    qpa_req_own: DFF<Bit>,
+    qpc_share: CtxRdShare<QA, { qpc_layout::BITS }>,
+    qpa_share: CtxRdShare<QA, { qpa_layout::BITS }>,
     /// The shared `MrCheck`'s current request is the requester's (held from the request
     /// taken until its answer is taken).
     mr_req_own: DFF<Bit>,
@@ -629,8 +630,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             r2_req_lt: Default::default(),
             r2_req_cat: Default::default(),
             r2_resp_cat: Default::default(),
-            qpc_req_own: Default::default(),
-            qpa_req_own: Default::default(),
+            qpc_share: Default::default(),
+            qpa_share: Default::default(),
             mr_req_own: Default::default(),
             qe_pend: Default::default(),
             qe_pend_qpn: Default::default(),
@@ -687,8 +688,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             st_q_err,
             st_c_valid,
             st_c_err,
-            qpc_req_own,
-            qpa_req_own,
             mr_req_own,
             qe_pend,
             qe_pend_qpn,
@@ -972,63 +971,57 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
 
         // ---- context tables <-> responder ----
         // qpc and qpa: one datapath read port each, shared by the responder (first) and
-        // the requester; the answer (one cycle later) goes to the one served.
-        self.control.s_qpc_rd_valid.next =
-            self.resp.m_qpc_rd_valid.val() | self.req.m_qpc_rd_valid.val();
-        self.control.s_qpc_rd_addr.next = self.req.m_qpc_rd_addr.val();
-        if self.resp.m_qpc_rd_valid.val() {
-            self.control.s_qpc_rd_addr.next = self.resp.m_qpc_rd_addr.val();
-        }
-        self.resp.m_qpc_rd_ready.next = self.control.s_qpc_rd_ready.val();
-        self.req.m_qpc_rd_ready.next =
-            self.control.s_qpc_rd_ready.val() & !self.resp.m_qpc_rd_valid.val();
-        self.qpc_req_own.d.next = !self.resp.m_qpc_rd_valid.val();
-        self.resp.s_qpc_rd_valid.next =
-            self.control.m_qpc_rd_valid.val() & !self.qpc_req_own.q.val();
-        self.req.s_qpc_rd_valid.next = self.control.m_qpc_rd_valid.val() & self.qpc_req_own.q.val();
-        self.resp.s_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
-        self.req.s_qpc_rd_data.next = self.control.m_qpc_rd_data.val();
-        self.control.s_qpa_rd_valid.next =
-            self.resp.m_qpa_rd_valid.val() | self.req.m_qpa_rd_valid.val();
-        self.control.s_qpa_rd_addr.next = self.req.m_qpa_rd_addr.val();
-        if self.resp.m_qpa_rd_valid.val() {
-            self.control.s_qpa_rd_addr.next = self.resp.m_qpa_rd_addr.val();
-        }
-        self.resp.m_qpa_rd_ready.next = self.control.s_qpa_rd_ready.val();
-        self.req.m_qpa_rd_ready.next =
-            self.control.s_qpa_rd_ready.val() & !self.resp.m_qpa_rd_valid.val();
-        self.qpa_req_own.d.next = !self.resp.m_qpa_rd_valid.val();
-        self.resp.s_qpa_rd_valid.next =
-            self.control.m_qpa_rd_valid.val() & !self.qpa_req_own.q.val();
-        self.req.s_qpa_rd_valid.next = self.control.m_qpa_rd_valid.val() & self.qpa_req_own.q.val();
-        self.resp.s_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
-        self.req.s_qpa_rd_data.next = self.control.m_qpa_rd_data.val();
-        self.control.s_qps_rd_valid.next = self.resp.m_qps_rd_valid.val();
-        self.control.s_qps_rd_addr.next = self.resp.m_qps_rd_addr.val();
-        self.resp.m_qps_rd_ready.next = self.control.s_qps_rd_ready.val();
-        self.resp.s_qps_rd_valid.next = self.control.m_qps_rd_valid.val();
-        self.resp.s_qps_rd_data.next = self.control.m_qps_rd_data.val();
-        self.control.s_qps_wr_valid.next = self.resp.m_qps_wr_valid.val();
-        self.control.s_qps_wr_addr.next = self.resp.m_qps_wr_addr.val();
-        self.control.s_qps_wr_data.next = self.resp.m_qps_wr_data.val();
-        self.resp.m_qps_wr_ready.next = self.control.s_qps_wr_ready.val();
+        // the requester.
+        self.qpc_share.clock.next = self.clock.val();
+        CtxRdServer::<QA, { qpc_layout::BITS }>::join(
+            &mut self.qpc_share.first,
+            &mut self.resp.qpc_rd,
+        );
+        CtxRdServer::<QA, { qpc_layout::BITS }>::join(
+            &mut self.qpc_share.second,
+            &mut self.req.qpc_rd,
+        );
+        CtxRdClient::<QA, { qpc_layout::BITS }>::join(
+            &mut self.qpc_share.table,
+            &mut self.control.qpc_rd,
+        );
+        self.qpa_share.clock.next = self.clock.val();
+        CtxRdServer::<QA, { qpa_layout::BITS }>::join(
+            &mut self.qpa_share.first,
+            &mut self.resp.qpa_rd,
+        );
+        CtxRdServer::<QA, { qpa_layout::BITS }>::join(
+            &mut self.qpa_share.second,
+            &mut self.req.qpa_rd,
+        );
+        CtxRdClient::<QA, { qpa_layout::BITS }>::join(
+            &mut self.qpa_share.table,
+            &mut self.control.qpa_rd,
+        );
+        CtxRdClient::<QA, { qps_layout::BITS }>::join(
+            &mut self.resp.qps_rd,
+            &mut self.control.qps_rd,
+        );
+        CtxWrClient::<QA, { qps_layout::BITS }>::join(
+            &mut self.resp.qps_wr,
+            &mut self.control.qps_wr,
+        );
         // qpr: the requester's read port and write port (writes refused in the cycles a
         // command writes qpr).
-        self.control.s_qpr_rd_valid.next = self.req.m_qpr_rd_valid.val();
-        self.control.s_qpr_rd_addr.next = self.req.m_qpr_rd_addr.val();
-        self.req.m_qpr_rd_ready.next = self.control.s_qpr_rd_ready.val();
-        self.req.s_qpr_rd_valid.next = self.control.m_qpr_rd_valid.val();
-        self.req.s_qpr_rd_data.next = self.control.m_qpr_rd_data.val();
-        self.control.s_qpr_wr_valid.next = self.req.m_qpr_wr_valid.val();
-        self.control.s_qpr_wr_addr.next = self.req.m_qpr_wr_addr.val();
-        self.control.s_qpr_wr_data.next = self.req.m_qpr_wr_data.val();
-        self.req.m_qpr_wr_ready.next = self.control.s_qpr_wr_ready.val();
+        CtxRdClient::<QA, { qpr_layout::BITS }>::join(
+            &mut self.req.qpr_rd,
+            &mut self.control.qpr_rd,
+        );
+        CtxWrClient::<QA, { qpr_layout::BITS }>::join(
+            &mut self.req.qpr_wr,
+            &mut self.control.qpr_wr,
+        );
         // A table nobody reads yet.
-        self.control.s_cq_rd_valid.next = false;
-        self.control.s_cq_rd_addr.next = self.zero8.val();
-        self.unused_ctl_s_cq_rd_ready.next = self.control.s_cq_rd_ready.val();
-        self.unused_ctl_m_cq_rd_valid.next = self.control.m_cq_rd_valid.val();
-        self.unused_ctl_m_cq_rd_data.next = self.control.m_cq_rd_data.val();
+        self.control.cq_rd.req_valid.next = false;
+        self.control.cq_rd.req_addr.next = self.zero8.val();
+        self.unused_ctl_s_cq_rd_ready.next = self.control.cq_rd.req_ready.val();
+        self.unused_ctl_m_cq_rd_valid.next = self.control.cq_rd.resp_valid.val();
+        self.unused_ctl_m_cq_rd_data.next = self.control.cq_rd.resp_data.val();
 
         // ---- MR checks: responder (first) and requester -> one MrCheck -> mr table ----
         // MrCheck takes one request at a time and answers it before taking the next, so
@@ -1064,11 +1057,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.mr.port.res_ready.next = self.req.mr.res_ready.val();
         }
         self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
-        self.control.s_mr_rd_valid.next = self.mr.m_mr_rd_valid.val();
-        self.control.s_mr_rd_addr.next = self.mr.m_mr_rd_addr.val();
-        self.mr.m_mr_rd_ready.next = self.control.s_mr_rd_ready.val();
-        self.mr.s_mr_rd_valid.next = self.control.m_mr_rd_valid.val();
-        self.mr.s_mr_rd_data.next = self.control.m_mr_rd_data.val();
+        CtxRdClient::<MA, { mr_layout::BITS }>::join(&mut self.mr.mr_rd, &mut self.control.mr_rd);
 
         // ---- jobs: READ -> ReadResp, atomics and replays -> AtomicUnit; their failures ----
         // Each handshake passes `ro`'s gate (which pushes the job's tag) and a JobSlice;

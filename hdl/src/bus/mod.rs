@@ -10,18 +10,20 @@
 
 /// Declares a port group: the client struct, whose `out` signals it drives and `in` signals
 /// it reads, and the server struct with the same signals the other way; each is the other's
-/// `join` partner.
+/// `join` partner. `generics <const A: usize, ...>;` gives both structs the same const
+/// parameters (widths), which the signal types may name.
 macro_rules! port_group {
     (
         $(#[$client_meta:meta])* client $client:ident = $client_name:tt;
         $(#[$server_meta:meta])* server $server:ident = $server_name:tt;
+        $(generics <$(const $g:ident: usize),*>;)?
         out { $($(#[$out_meta:meta])* $out:ident: $out_ty:ty,)* }
         in { $($(#[$in_meta:meta])* $inp:ident: $in_ty:ty,)* }
     ) => {
         $(#[$client_meta])*
         #[derive(LogicInterface, Default)]
         #[join = $server_name]
-        pub struct $client {
+        pub struct $client $(<$(const $g: usize),*>)? {
             $($(#[$out_meta])* pub $out: Signal<Out, $out_ty>,)*
             $($(#[$in_meta])* pub $inp: Signal<In, $in_ty>,)*
         }
@@ -29,13 +31,14 @@ macro_rules! port_group {
         $(#[$server_meta])*
         #[derive(LogicInterface, Default)]
         #[join = $client_name]
-        pub struct $server {
+        pub struct $server $(<$(const $g: usize),*>)? {
             $($(#[$out_meta])* pub $out: Signal<In, $out_ty>,)*
             $($(#[$in_meta])* pub $inp: Signal<Out, $in_ty>,)*
         }
     };
 }
 
+pub mod ctx;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod mr;

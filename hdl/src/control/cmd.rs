@@ -58,6 +58,7 @@
 //! - Arguments are read during the command, not latched at start (as the model reads them
 //!   when the command executes): the host must not write them while busy.
 
+use crate::bus::ctx::{CtxRdServer, CtxWrServer};
 use crate::bus::dma_wr::DmaWrClient;
 use crate::control::ctx_tables::*;
 use crate::control::qp_counters::CNT_BITS;
@@ -350,46 +351,16 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub m_cqev_iova64: Signal<Out, Bits<58>>,
     pub m_cqev_log: Signal<Out, Bits<4>>,
     // --- datapath read ports of the tables (see ctx_tables::CtxTable) ---
-    pub s_cq_rd_valid: Signal<In, Bit>,
-    pub s_cq_rd_ready: Signal<Out, Bit>,
-    pub s_cq_rd_addr: Signal<In, Bits<8>>,
-    pub m_cq_rd_valid: Signal<Out, Bit>,
-    pub m_cq_rd_data: Signal<Out, CqEntry>,
-    pub s_mr_rd_valid: Signal<In, Bit>,
-    pub s_mr_rd_ready: Signal<Out, Bit>,
-    pub s_mr_rd_addr: Signal<In, Bits<MA>>,
-    pub m_mr_rd_valid: Signal<Out, Bit>,
-    pub m_mr_rd_data: Signal<Out, MrEntry>,
-    pub s_qpc_rd_valid: Signal<In, Bit>,
-    pub s_qpc_rd_ready: Signal<Out, Bit>,
-    pub s_qpc_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpc_rd_valid: Signal<Out, Bit>,
-    pub m_qpc_rd_data: Signal<Out, QpcEntry>,
-    pub s_qpa_rd_valid: Signal<In, Bit>,
-    pub s_qpa_rd_ready: Signal<Out, Bit>,
-    pub s_qpa_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpa_rd_valid: Signal<Out, Bit>,
-    pub m_qpa_rd_data: Signal<Out, QpaEntry>,
-    pub s_qpr_rd_valid: Signal<In, Bit>,
-    pub s_qpr_rd_ready: Signal<Out, Bit>,
-    pub s_qpr_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpr_rd_valid: Signal<Out, Bit>,
-    pub m_qpr_rd_data: Signal<Out, QprEntry>,
-    pub s_qps_rd_valid: Signal<In, Bit>,
-    pub s_qps_rd_ready: Signal<Out, Bit>,
-    pub s_qps_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qps_rd_valid: Signal<Out, Bit>,
-    pub m_qps_rd_data: Signal<Out, QpsEntry>,
+    pub cq_rd: CtxRdServer<8, { cq_layout::BITS }>,
+    pub mr_rd: CtxRdServer<MA, { mr_layout::BITS }>,
+    pub qpc_rd: CtxRdServer<QA, { qpc_layout::BITS }>,
+    pub qpa_rd: CtxRdServer<QA, { qpa_layout::BITS }>,
+    pub qpr_rd: CtxRdServer<QA, { qpr_layout::BITS }>,
+    pub qps_rd: CtxRdServer<QA, { qps_layout::BITS }>,
     /// The responder's write port on `qps` (refused while a command writes it).
-    pub s_qps_wr_valid: Signal<In, Bit>,
-    pub s_qps_wr_ready: Signal<Out, Bit>,
-    pub s_qps_wr_addr: Signal<In, Bits<QA>>,
-    pub s_qps_wr_data: Signal<In, QpsEntry>,
+    pub qps_wr: CtxWrServer<QA, { qps_layout::BITS }>,
     /// The requester's write port on `qpr` (refused while a command writes it).
-    pub s_qpr_wr_valid: Signal<In, Bit>,
-    pub s_qpr_wr_ready: Signal<Out, Bit>,
-    pub s_qpr_wr_addr: Signal<In, Bits<QA>>,
-    pub s_qpr_wr_data: Signal<In, QprEntry>,
+    pub qpr_wr: CtxWrServer<QA, { qpr_layout::BITS }>,
     /// The responder's QP errors: the QP to ERR (ready once `qpa` is written).
     pub s_qperr_valid: Signal<In, Bit>,
     pub s_qperr_ready: Signal<Out, Bit>,
@@ -726,44 +697,14 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             m_cqev_cqn: Default::default(),
             m_cqev_iova64: Default::default(),
             m_cqev_log: Default::default(),
-            s_cq_rd_valid: Default::default(),
-            s_cq_rd_ready: Default::default(),
-            s_cq_rd_addr: Default::default(),
-            m_cq_rd_valid: Default::default(),
-            m_cq_rd_data: Default::default(),
-            s_mr_rd_valid: Default::default(),
-            s_mr_rd_ready: Default::default(),
-            s_mr_rd_addr: Default::default(),
-            m_mr_rd_valid: Default::default(),
-            m_mr_rd_data: Default::default(),
-            s_qpc_rd_valid: Default::default(),
-            s_qpc_rd_ready: Default::default(),
-            s_qpc_rd_addr: Default::default(),
-            m_qpc_rd_valid: Default::default(),
-            m_qpc_rd_data: Default::default(),
-            s_qpa_rd_valid: Default::default(),
-            s_qpa_rd_ready: Default::default(),
-            s_qpa_rd_addr: Default::default(),
-            m_qpa_rd_valid: Default::default(),
-            m_qpa_rd_data: Default::default(),
-            s_qpr_rd_valid: Default::default(),
-            s_qpr_rd_ready: Default::default(),
-            s_qpr_rd_addr: Default::default(),
-            m_qpr_rd_valid: Default::default(),
-            m_qpr_rd_data: Default::default(),
-            s_qps_rd_valid: Default::default(),
-            s_qps_rd_ready: Default::default(),
-            s_qps_rd_addr: Default::default(),
-            m_qps_rd_valid: Default::default(),
-            m_qps_rd_data: Default::default(),
-            s_qps_wr_valid: Default::default(),
-            s_qps_wr_ready: Default::default(),
-            s_qps_wr_addr: Default::default(),
-            s_qps_wr_data: Default::default(),
-            s_qpr_wr_valid: Default::default(),
-            s_qpr_wr_ready: Default::default(),
-            s_qpr_wr_addr: Default::default(),
-            s_qpr_wr_data: Default::default(),
+            cq_rd: Default::default(),
+            mr_rd: Default::default(),
+            qpc_rd: Default::default(),
+            qpa_rd: Default::default(),
+            qpr_rd: Default::default(),
+            qps_rd: Default::default(),
+            qps_wr: Default::default(),
+            qpr_wr: Default::default(),
             s_qperr_valid: Default::default(),
             s_qperr_ready: Default::default(),
             s_qperr_qpn: Default::default(),
@@ -1059,36 +1000,12 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.a.args.next = self.args.val();
 
         // ---- datapath read ports pass through ----
-        self.cq.s_rd_valid.next = self.s_cq_rd_valid.val();
-        self.cq.s_rd_addr.next = self.s_cq_rd_addr.val();
-        self.s_cq_rd_ready.next = self.cq.s_rd_ready.val();
-        self.m_cq_rd_valid.next = self.cq.m_rd_valid.val();
-        self.m_cq_rd_data.next = self.cq.rd_data.val();
-        self.mr.s_rd_valid.next = self.s_mr_rd_valid.val();
-        self.mr.s_rd_addr.next = self.s_mr_rd_addr.val();
-        self.s_mr_rd_ready.next = self.mr.s_rd_ready.val();
-        self.m_mr_rd_valid.next = self.mr.m_rd_valid.val();
-        self.m_mr_rd_data.next = self.mr.rd_data.val();
-        self.qpc.s_rd_valid.next = self.s_qpc_rd_valid.val();
-        self.qpc.s_rd_addr.next = self.s_qpc_rd_addr.val();
-        self.s_qpc_rd_ready.next = self.qpc.s_rd_ready.val();
-        self.m_qpc_rd_valid.next = self.qpc.m_rd_valid.val();
-        self.m_qpc_rd_data.next = self.qpc.rd_data.val();
-        self.qpa.s_rd_valid.next = self.s_qpa_rd_valid.val();
-        self.qpa.s_rd_addr.next = self.s_qpa_rd_addr.val();
-        self.s_qpa_rd_ready.next = self.qpa.s_rd_ready.val();
-        self.m_qpa_rd_valid.next = self.qpa.m_rd_valid.val();
-        self.m_qpa_rd_data.next = self.qpa.rd_data.val();
-        self.qpr.s_rd_valid.next = self.s_qpr_rd_valid.val();
-        self.qpr.s_rd_addr.next = self.s_qpr_rd_addr.val();
-        self.s_qpr_rd_ready.next = self.qpr.s_rd_ready.val();
-        self.m_qpr_rd_valid.next = self.qpr.m_rd_valid.val();
-        self.m_qpr_rd_data.next = self.qpr.rd_data.val();
-        self.qps.s_rd_valid.next = self.s_qps_rd_valid.val();
-        self.qps.s_rd_addr.next = self.s_qps_rd_addr.val();
-        self.s_qps_rd_ready.next = self.qps.s_rd_ready.val();
-        self.m_qps_rd_valid.next = self.qps.m_rd_valid.val();
-        self.m_qps_rd_data.next = self.qps.rd_data.val();
+        CtxRdServer::<8, { cq_layout::BITS }>::link(&mut self.cq_rd, &mut self.cq.rd);
+        CtxRdServer::<MA, { mr_layout::BITS }>::link(&mut self.mr_rd, &mut self.mr.rd);
+        CtxRdServer::<QA, { qpc_layout::BITS }>::link(&mut self.qpc_rd, &mut self.qpc.rd);
+        CtxRdServer::<QA, { qpa_layout::BITS }>::link(&mut self.qpa_rd, &mut self.qpa.rd);
+        CtxRdServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_rd, &mut self.qpr.rd);
+        CtxRdServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_rd, &mut self.qps.rd);
 
         // ---- unpack the captured entries ----
         self.pd_u.x.next = self.pd_q.q.val();
@@ -1477,55 +1394,49 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.cq.cmd_rd_en.next = false;
         self.cq.cmd_rd_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_en.next = false;
-        self.cq.s_wr_valid.next = false;
-        self.cq.s_wr_addr.next = self.a.w0.val().get_bits::<8>(0);
-        self.cq.s_wr_data.next = self.cq_new.y.val();
-        self.unused_cq_wr_ready.next = self.cq.s_wr_ready.val();
+        self.cq.wr.valid.next = false;
+        self.cq.wr.addr.next = self.a.w0.val().get_bits::<8>(0);
+        self.cq.wr.data.next = self.cq_new.y.val();
+        self.unused_cq_wr_ready.next = self.cq.wr.ready.val();
         self.cq.wr_addr.next = self.a.w0.val().get_bits::<8>(0);
         self.cq.wr_data.next = self.cq_new.y.val();
         self.mr.cmd_rd_en.next = false;
         self.mr.cmd_rd_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_en.next = false;
-        self.mr.s_wr_valid.next = false;
-        self.mr.s_wr_addr.next = self.a.w0.val().get_bits::<MA>(0);
-        self.mr.s_wr_data.next = self.mr_new.y.val();
-        self.unused_mr_wr_ready.next = self.mr.s_wr_ready.val();
+        self.mr.wr.valid.next = false;
+        self.mr.wr.addr.next = self.a.w0.val().get_bits::<MA>(0);
+        self.mr.wr.data.next = self.mr_new.y.val();
+        self.unused_mr_wr_ready.next = self.mr.wr.ready.val();
         self.mr.wr_addr.next = self.a.w0.val().get_bits::<MA>(0);
         self.mr.wr_data.next = self.mr_new.y.val();
         self.qpc.cmd_rd_en.next = false;
         self.qpc.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_en.next = false;
-        self.qpc.s_wr_valid.next = false;
-        self.qpc.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
-        self.qpc.s_wr_data.next = self.qpc_new.y.val();
-        self.unused_qpc_wr_ready.next = self.qpc.s_wr_ready.val();
+        self.qpc.wr.valid.next = false;
+        self.qpc.wr.addr.next = self.a.w0.val().get_bits::<QA>(0);
+        self.qpc.wr.data.next = self.qpc_new.y.val();
+        self.unused_qpc_wr_ready.next = self.qpc.wr.ready.val();
         self.qpc.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpc.wr_data.next = self.qpc_new.y.val();
         self.qpa.cmd_rd_en.next = false;
         self.qpa.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_en.next = false;
-        self.qpa.s_wr_valid.next = false;
-        self.qpa.s_wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
-        self.qpa.s_wr_data.next = self.qpa_mod.val();
-        self.unused_qpa_wr_ready.next = self.qpa.s_wr_ready.val();
+        self.qpa.wr.valid.next = false;
+        self.qpa.wr.addr.next = self.a.w0.val().get_bits::<QA>(0);
+        self.qpa.wr.data.next = self.qpa_mod.val();
+        self.unused_qpa_wr_ready.next = self.qpa.wr.ready.val();
         self.qpa.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpa.wr_data.next = self.qpa_mod.val();
         self.qpr.cmd_rd_en.next = false;
         self.qpr.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_en.next = false;
-        self.qpr.s_wr_valid.next = self.s_qpr_wr_valid.val();
-        self.qpr.s_wr_addr.next = self.s_qpr_wr_addr.val();
-        self.qpr.s_wr_data.next = self.s_qpr_wr_data.val();
-        self.s_qpr_wr_ready.next = self.qpr.s_wr_ready.val();
+        CtxWrServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_wr, &mut self.qpr.wr);
         self.qpr.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_data.next = self.qpr_mod.val();
         self.qps.cmd_rd_en.next = false;
         self.qps.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_en.next = false;
-        self.qps.s_wr_valid.next = self.s_qps_wr_valid.val();
-        self.qps.s_wr_addr.next = self.s_qps_wr_addr.val();
-        self.qps.s_wr_data.next = self.s_qps_wr_data.val();
-        self.s_qps_wr_ready.next = self.qps.s_wr_ready.val();
+        CtxWrServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_wr, &mut self.qps.wr);
         self.qps.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_data.next = self.qps_mod.val();
 

@@ -33,10 +33,11 @@
 //!
 //! A simple dual-port RAM (one write port, one synchronous read port, data one cycle after
 //! the address) with the read port shared: the command port (`cmd_rd_en`) has priority,
-//! the datapath port (`s_rd_valid`/`s_rd_ready`/`s_rd_addr`, answer on `m_rd_valid` with
-//! `rd_data` one cycle later) is refused (`s_rd_ready` low) in the cycles the command
+//! the datapath port (`rd`, a `CtxRdServer`: answer on `rd.resp_valid` / `rd.resp_data`
+//! one cycle after the request) is refused (`rd.req_ready` low) in the cycles the command
 //! engine reads. Commands are rare and a few cycles long, so the datapath loses little.
 
+use crate::bus::ctx::{CtxRdServer, CtxWrServer};
 use crate::prelude::*;
 
 crate::packed_layout!(
@@ -97,19 +98,12 @@ pub struct CtxTable<const W: usize, const N: usize> {
     pub wr_en: Signal<In, Bit>,
     pub wr_addr: Signal<In, Bits<N>>,
     pub wr_data: Signal<In, Bits<W>>,
-    /// Datapath write (the responder's on `qps`, the requester's on `qpr`); taken when
-    /// `s_wr_valid && s_wr_ready`.
-    /// Refused in a cycle the command port writes.
-    pub s_wr_valid: Signal<In, Bit>,
-    pub s_wr_ready: Signal<Out, Bit>,
-    pub s_wr_addr: Signal<In, Bits<N>>,
-    pub s_wr_data: Signal<In, Bits<W>>,
-    /// Datapath read request; taken when `s_rd_valid && s_rd_ready`.
-    pub s_rd_valid: Signal<In, Bit>,
-    pub s_rd_ready: Signal<Out, Bit>,
-    pub s_rd_addr: Signal<In, Bits<N>>,
-    /// The datapath's read answer is on `rd_data` (one cycle after the request).
-    pub m_rd_valid: Signal<Out, Bit>,
+    /// Datapath write (the responder's on `qps`, the requester's on `qpr`), refused in a
+    /// cycle the command port writes.
+    pub wr: CtxWrServer<N, W>,
+    /// Datapath read, refused in a cycle the command port reads; the answer is `rd_data`
+    /// (also on `rd.resp_data`) one cycle after the request.
+    pub rd: CtxRdServer<N, W>,
     /// The entry read in the previous cycle, by either port.
     pub rd_data: Signal<Out, Bits<W>>,
     ram: RAM<Bits<W>, N>,
@@ -122,22 +116,23 @@ impl<const W: usize, const N: usize> Logic for CtxTable<W, N> {
         dff_setup!(self, clock, dp_read);
         self.ram.read_clock.next = self.clock.val();
         self.ram.write_clock.next = self.clock.val();
-        self.s_rd_ready.next = !self.cmd_rd_en.val();
-        self.ram.read_address.next = self.s_rd_addr.val();
+        self.rd.req_ready.next = !self.cmd_rd_en.val();
+        self.ram.read_address.next = self.rd.req_addr.val();
         if self.cmd_rd_en.val() {
             self.ram.read_address.next = self.cmd_rd_addr.val();
         }
-        self.s_wr_ready.next = !self.wr_en.val();
-        self.ram.write_enable.next = self.wr_en.val() | self.s_wr_valid.val();
-        self.ram.write_address.next = self.s_wr_addr.val();
-        self.ram.write_data.next = self.s_wr_data.val();
+        self.wr.ready.next = !self.wr_en.val();
+        self.ram.write_enable.next = self.wr_en.val() | self.wr.valid.val();
+        self.ram.write_address.next = self.wr.addr.val();
+        self.ram.write_data.next = self.wr.data.val();
         if self.wr_en.val() {
             self.ram.write_address.next = self.wr_addr.val();
             self.ram.write_data.next = self.wr_data.val();
         }
-        self.dp_read.d.next = self.s_rd_valid.val() & !self.cmd_rd_en.val();
-        self.m_rd_valid.next = self.dp_read.q.val();
+        self.dp_read.d.next = self.rd.req_valid.val() & !self.cmd_rd_en.val();
+        self.rd.resp_valid.next = self.dp_read.q.val();
         self.rd_data.next = self.ram.read_data.val();
+        self.rd.resp_data.next = self.ram.read_data.val();
         if self.reset.val() {
             self.dp_read.d.next = false;
         }

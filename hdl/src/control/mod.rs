@@ -3,8 +3,8 @@
 //! engine top contract's register port. What the rest of the engine gets from it: the
 //! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
 //! on `m_cq_db_*`), QP events
-//! (`m_qpev_*`) and a read port on every context table (`s_<table>_rd_*`/`m_<table>_rd_*`,
-//! see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
+//! (`m_qpev_*`) and a read port on every context table (`<table>_rd`, a
+//! `CtxRdServer`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
 //! increments (`cnt_*`) and the per-QP counter pulses (`s_qc_*`) for its
 //! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
 //!
@@ -21,6 +21,7 @@ pub mod mr_check;
 pub mod qp_counters;
 pub mod regfile;
 
+use crate::bus::ctx::{CtxRdServer, CtxWrServer};
 use crate::bus::dma_wr::DmaWrClient;
 use crate::control::cmd::CmdEngine;
 use crate::control::ctx_tables::*;
@@ -66,47 +67,18 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub m_cqev_cqn: Signal<Out, Bits<8>>,
     pub m_cqev_iova64: Signal<Out, Bits<58>>,
     pub m_cqev_log: Signal<Out, Bits<4>>,
-    pub s_cq_rd_valid: Signal<In, Bit>,
-    pub s_cq_rd_ready: Signal<Out, Bit>,
-    pub s_cq_rd_addr: Signal<In, Bits<8>>,
-    pub m_cq_rd_valid: Signal<Out, Bit>,
-    pub m_cq_rd_data: Signal<Out, CqEntry>,
-    pub s_mr_rd_valid: Signal<In, Bit>,
-    pub s_mr_rd_ready: Signal<Out, Bit>,
-    pub s_mr_rd_addr: Signal<In, Bits<MA>>,
-    pub m_mr_rd_valid: Signal<Out, Bit>,
-    pub m_mr_rd_data: Signal<Out, MrEntry>,
-    pub s_qpc_rd_valid: Signal<In, Bit>,
-    pub s_qpc_rd_ready: Signal<Out, Bit>,
-    pub s_qpc_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpc_rd_valid: Signal<Out, Bit>,
-    pub m_qpc_rd_data: Signal<Out, QpcEntry>,
-    pub s_qpa_rd_valid: Signal<In, Bit>,
-    pub s_qpa_rd_ready: Signal<Out, Bit>,
-    pub s_qpa_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpa_rd_valid: Signal<Out, Bit>,
-    pub m_qpa_rd_data: Signal<Out, QpaEntry>,
-    pub s_qpr_rd_valid: Signal<In, Bit>,
-    pub s_qpr_rd_ready: Signal<Out, Bit>,
-    pub s_qpr_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qpr_rd_valid: Signal<Out, Bit>,
-    pub m_qpr_rd_data: Signal<Out, QprEntry>,
-    pub s_qps_rd_valid: Signal<In, Bit>,
-    pub s_qps_rd_ready: Signal<Out, Bit>,
-    pub s_qps_rd_addr: Signal<In, Bits<QA>>,
-    pub m_qps_rd_valid: Signal<Out, Bit>,
-    pub m_qps_rd_data: Signal<Out, QpsEntry>,
+    /// The tables' datapath read ports (`CtxTable::rd`, refused while a command reads).
+    pub cq_rd: CtxRdServer<8, { cq_layout::BITS }>,
+    pub mr_rd: CtxRdServer<MA, { mr_layout::BITS }>,
+    pub qpc_rd: CtxRdServer<QA, { qpc_layout::BITS }>,
+    pub qpa_rd: CtxRdServer<QA, { qpa_layout::BITS }>,
+    pub qpr_rd: CtxRdServer<QA, { qpr_layout::BITS }>,
+    pub qps_rd: CtxRdServer<QA, { qps_layout::BITS }>,
     /// The responder's write port on `qps`.
-    pub s_qps_wr_valid: Signal<In, Bit>,
-    pub s_qps_wr_ready: Signal<Out, Bit>,
-    pub s_qps_wr_addr: Signal<In, Bits<QA>>,
-    pub s_qps_wr_data: Signal<In, QpsEntry>,
-    /// The requester's write port on `qpr` (`CmdEngine::s_qpr_wr_*`; refused in the
+    pub qps_wr: CtxWrServer<QA, { qps_layout::BITS }>,
+    /// The requester's write port on `qpr` (`CmdEngine::qpr_wr`; refused in the
     /// cycles a command writes `qpr`).
-    pub s_qpr_wr_valid: Signal<In, Bit>,
-    pub s_qpr_wr_ready: Signal<Out, Bit>,
-    pub s_qpr_wr_addr: Signal<In, Bits<QA>>,
-    pub s_qpr_wr_data: Signal<In, QprEntry>,
+    pub qpr_wr: CtxWrServer<QA, { qpr_layout::BITS }>,
     /// The QP errors of the responder and the requester (`CmdEngine::s_qperr_*`): the QP
     /// to ERR.
     pub s_qperr_valid: Signal<In, Bit>,
@@ -187,44 +159,14 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             m_cqev_cqn: Default::default(),
             m_cqev_iova64: Default::default(),
             m_cqev_log: Default::default(),
-            s_cq_rd_valid: Default::default(),
-            s_cq_rd_ready: Default::default(),
-            s_cq_rd_addr: Default::default(),
-            m_cq_rd_valid: Default::default(),
-            m_cq_rd_data: Default::default(),
-            s_mr_rd_valid: Default::default(),
-            s_mr_rd_ready: Default::default(),
-            s_mr_rd_addr: Default::default(),
-            m_mr_rd_valid: Default::default(),
-            m_mr_rd_data: Default::default(),
-            s_qpc_rd_valid: Default::default(),
-            s_qpc_rd_ready: Default::default(),
-            s_qpc_rd_addr: Default::default(),
-            m_qpc_rd_valid: Default::default(),
-            m_qpc_rd_data: Default::default(),
-            s_qpa_rd_valid: Default::default(),
-            s_qpa_rd_ready: Default::default(),
-            s_qpa_rd_addr: Default::default(),
-            m_qpa_rd_valid: Default::default(),
-            m_qpa_rd_data: Default::default(),
-            s_qpr_rd_valid: Default::default(),
-            s_qpr_rd_ready: Default::default(),
-            s_qpr_rd_addr: Default::default(),
-            m_qpr_rd_valid: Default::default(),
-            m_qpr_rd_data: Default::default(),
-            s_qps_rd_valid: Default::default(),
-            s_qps_rd_ready: Default::default(),
-            s_qps_rd_addr: Default::default(),
-            m_qps_rd_valid: Default::default(),
-            m_qps_rd_data: Default::default(),
-            s_qps_wr_valid: Default::default(),
-            s_qps_wr_ready: Default::default(),
-            s_qps_wr_addr: Default::default(),
-            s_qps_wr_data: Default::default(),
-            s_qpr_wr_valid: Default::default(),
-            s_qpr_wr_ready: Default::default(),
-            s_qpr_wr_addr: Default::default(),
-            s_qpr_wr_data: Default::default(),
+            cq_rd: Default::default(),
+            mr_rd: Default::default(),
+            qpc_rd: Default::default(),
+            qpa_rd: Default::default(),
+            qpr_rd: Default::default(),
+            qps_rd: Default::default(),
+            qps_wr: Default::default(),
+            qpr_wr: Default::default(),
             s_qperr_valid: Default::default(),
             s_qperr_ready: Default::default(),
             s_qperr_qpn: Default::default(),
@@ -318,44 +260,14 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.m_cqev_cqn.next = self.cmd.m_cqev_cqn.val();
         self.m_cqev_iova64.next = self.cmd.m_cqev_iova64.val();
         self.m_cqev_log.next = self.cmd.m_cqev_log.val();
-        self.cmd.s_cq_rd_valid.next = self.s_cq_rd_valid.val();
-        self.cmd.s_cq_rd_addr.next = self.s_cq_rd_addr.val();
-        self.s_cq_rd_ready.next = self.cmd.s_cq_rd_ready.val();
-        self.m_cq_rd_valid.next = self.cmd.m_cq_rd_valid.val();
-        self.m_cq_rd_data.next = self.cmd.m_cq_rd_data.val();
-        self.cmd.s_mr_rd_valid.next = self.s_mr_rd_valid.val();
-        self.cmd.s_mr_rd_addr.next = self.s_mr_rd_addr.val();
-        self.s_mr_rd_ready.next = self.cmd.s_mr_rd_ready.val();
-        self.m_mr_rd_valid.next = self.cmd.m_mr_rd_valid.val();
-        self.m_mr_rd_data.next = self.cmd.m_mr_rd_data.val();
-        self.cmd.s_qpc_rd_valid.next = self.s_qpc_rd_valid.val();
-        self.cmd.s_qpc_rd_addr.next = self.s_qpc_rd_addr.val();
-        self.s_qpc_rd_ready.next = self.cmd.s_qpc_rd_ready.val();
-        self.m_qpc_rd_valid.next = self.cmd.m_qpc_rd_valid.val();
-        self.m_qpc_rd_data.next = self.cmd.m_qpc_rd_data.val();
-        self.cmd.s_qpa_rd_valid.next = self.s_qpa_rd_valid.val();
-        self.cmd.s_qpa_rd_addr.next = self.s_qpa_rd_addr.val();
-        self.s_qpa_rd_ready.next = self.cmd.s_qpa_rd_ready.val();
-        self.m_qpa_rd_valid.next = self.cmd.m_qpa_rd_valid.val();
-        self.m_qpa_rd_data.next = self.cmd.m_qpa_rd_data.val();
-        self.cmd.s_qpr_rd_valid.next = self.s_qpr_rd_valid.val();
-        self.cmd.s_qpr_rd_addr.next = self.s_qpr_rd_addr.val();
-        self.s_qpr_rd_ready.next = self.cmd.s_qpr_rd_ready.val();
-        self.m_qpr_rd_valid.next = self.cmd.m_qpr_rd_valid.val();
-        self.m_qpr_rd_data.next = self.cmd.m_qpr_rd_data.val();
-        self.cmd.s_qps_rd_valid.next = self.s_qps_rd_valid.val();
-        self.cmd.s_qps_rd_addr.next = self.s_qps_rd_addr.val();
-        self.s_qps_rd_ready.next = self.cmd.s_qps_rd_ready.val();
-        self.m_qps_rd_valid.next = self.cmd.m_qps_rd_valid.val();
-        self.m_qps_rd_data.next = self.cmd.m_qps_rd_data.val();
-        self.cmd.s_qps_wr_valid.next = self.s_qps_wr_valid.val();
-        self.cmd.s_qps_wr_addr.next = self.s_qps_wr_addr.val();
-        self.cmd.s_qps_wr_data.next = self.s_qps_wr_data.val();
-        self.s_qps_wr_ready.next = self.cmd.s_qps_wr_ready.val();
-        self.cmd.s_qpr_wr_valid.next = self.s_qpr_wr_valid.val();
-        self.cmd.s_qpr_wr_addr.next = self.s_qpr_wr_addr.val();
-        self.cmd.s_qpr_wr_data.next = self.s_qpr_wr_data.val();
-        self.s_qpr_wr_ready.next = self.cmd.s_qpr_wr_ready.val();
+        CtxRdServer::<8, { cq_layout::BITS }>::link(&mut self.cq_rd, &mut self.cmd.cq_rd);
+        CtxRdServer::<MA, { mr_layout::BITS }>::link(&mut self.mr_rd, &mut self.cmd.mr_rd);
+        CtxRdServer::<QA, { qpc_layout::BITS }>::link(&mut self.qpc_rd, &mut self.cmd.qpc_rd);
+        CtxRdServer::<QA, { qpa_layout::BITS }>::link(&mut self.qpa_rd, &mut self.cmd.qpa_rd);
+        CtxRdServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_rd, &mut self.cmd.qpr_rd);
+        CtxRdServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_rd, &mut self.cmd.qps_rd);
+        CtxWrServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_wr, &mut self.cmd.qps_wr);
+        CtxWrServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_wr, &mut self.cmd.qpr_wr);
         self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
         self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
         self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();
@@ -732,19 +644,19 @@ mod directed {
         assert_eq!(run(&mut rtl, CmdOpcode::CreateQp, qp.to_args()), 0);
         // Read QP 77's create-time context and CQ 9 on the datapath ports.
         let u = &mut rtl.bench.uut;
-        u.s_qpc_rd_valid.next = true;
-        u.s_qpc_rd_addr.next = 77u64.into();
-        u.s_cq_rd_valid.next = true;
-        u.s_cq_rd_addr.next = 9u64.into();
+        u.qpc_rd.req_valid.next = true;
+        u.qpc_rd.req_addr.next = 77u64.into();
+        u.cq_rd.req_valid.next = true;
+        u.cq_rd.req_addr.next = 9u64.into();
         rtl.bench.settle();
-        assert!(rtl.bench.uut.s_qpc_rd_ready.val(), "the engine is idle");
+        assert!(rtl.bench.uut.qpc_rd.req_ready.val(), "the engine is idle");
         rtl.step();
-        rtl.bench.uut.s_qpc_rd_valid.next = false;
-        rtl.bench.uut.s_cq_rd_valid.next = false;
+        rtl.bench.uut.qpc_rd.req_valid.next = false;
+        rtl.bench.uut.cq_rd.req_valid.next = false;
         rtl.bench.settle();
         let u = &rtl.bench.uut;
-        assert!(u.m_qpc_rd_valid.val() && u.m_cq_rd_valid.val());
-        let e = u.m_qpc_rd_data.val();
+        assert!(u.qpc_rd.resp_valid.val() && u.cq_rd.resp_valid.val());
+        let e = u.qpc_rd.resp_data.val();
         use crate::control::ctx_tables::{cq_layout, qpc_layout};
         let f = |name: &str, w: usize| {
             let at = qpc_layout::offset(name);
@@ -758,7 +670,7 @@ mod directed {
         assert_eq!(f("sq_ring", 58), 0x1_0000_0040 >> 6);
         assert_eq!(f("rq_log", 4), 7);
         assert_eq!(f("rq_ring", 58), 0x2_0000_0080 >> 6);
-        let c = u.m_cq_rd_data.val();
+        let c = u.cq_rd.resp_data.val();
         let g = |name: &str, w: usize| {
             let at = cq_layout::offset(name);
             (0..w).fold(0u64, |acc, b| acc | (u64::from(c.get_bit(at + b)) << b))

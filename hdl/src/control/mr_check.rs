@@ -13,16 +13,17 @@
 //! `[va, va + len)` without the sum wrapping ([`ERR_OUT_OF_BOUNDS`]); the IOVA is
 //! `mr.iova + (va - mr.va)`.
 //!
-//! The MR table is `ctx_tables`' `mr` table (the control plane's `s_mr_rd_*` read port,
-//! data one cycle after the address is taken). One request at a time: take, read the
+//! The MR table is `ctx_tables`' `mr` table (the control plane's `mr_rd` port,
+//! a `CtxRdClient` here: data one cycle after the address is taken). One request at a time: take, read the
 //! table, check and answer; a result is held until taken. Three cycles a lookup when the
 //! port and the consumer keep up: enough for one check per packet of a message at 64-byte
 //! payloads only every third cycle, which the responder and requester amortise by checking
 //! once per message and adding offsets (as the model does per packet on the same MR).
 
+use crate::bus::ctx::CtxRdClient;
 use crate::bus::mr::MrServer;
 use crate::common::cat::Cat;
-use crate::control::ctx_tables::{mr_layout, MrEntry};
+use crate::control::ctx_tables::mr_layout;
 use crate::prelude::*;
 
 /// `m_res_err` codes (the model's `ProtError`, in its order).
@@ -53,11 +54,7 @@ pub struct MrCheck<const MA: usize> {
     pub port: MrServer,
 
     /// The MR table's read port.
-    pub m_mr_rd_valid: Signal<Out, Bit>,
-    pub m_mr_rd_ready: Signal<In, Bit>,
-    pub m_mr_rd_addr: Signal<Out, Bits<MA>>,
-    pub s_mr_rd_valid: Signal<In, Bit>,
-    pub s_mr_rd_data: Signal<In, MrEntry>,
+    pub mr_rd: CtxRdClient<MA, { mr_layout::BITS }>,
 
     /// The reason of a refusal (`ERR_*`), beside `port.res_ok`.
     pub m_res_err: Signal<Out, Bits<2>>,
@@ -105,11 +102,7 @@ impl<const MA: usize> Default for MrCheck<MA> {
             clock: Default::default(),
             reset: Default::default(),
             port: Default::default(),
-            m_mr_rd_valid: Default::default(),
-            m_mr_rd_ready: Default::default(),
-            m_mr_rd_addr: Default::default(),
-            s_mr_rd_valid: Default::default(),
-            s_mr_rd_data: Default::default(),
+            mr_rd: Default::default(),
             m_res_err: Default::default(),
             fields: Default::default(),
             len64: Default::default(),
@@ -164,8 +157,8 @@ impl<const MA: usize> Logic for MrCheck<MA> {
         // ---- READ: the MR named by the key's index (if the table has it) ----
         // Bits 31:8 of the key are the index; those above the table's size must be zero.
         self.index_fits.next = (self.key.q.val() >> self.index_end.val()) == self.zero32.val();
-        self.m_mr_rd_addr.next = self.key.q.val().get_bits::<MA>(8);
-        self.m_mr_rd_valid.next = (self.state.q.val() == self.st_read.val())
+        self.mr_rd.req_addr.next = self.key.q.val().get_bits::<MA>(8);
+        self.mr_rd.req_valid.next = (self.state.q.val() == self.st_read.val())
             & self.index_fits.val()
             & (self.len.q.val() != self.zero64.val());
         if self.state.q.val() == self.st_read.val() {
@@ -175,13 +168,13 @@ impl<const MA: usize> Logic for MrCheck<MA> {
                 self.err.d.next = self.e_bad_key.val();
                 self.iova.d.next = self.zero64.val();
                 self.state.d.next = self.st_done.val();
-            } else if self.m_mr_rd_ready.val() {
+            } else if self.mr_rd.req_ready.val() {
                 self.state.d.next = self.st_check.val();
             }
         }
 
         // ---- CHECK: the entry is on the read port ----
-        self.fields.x.next = self.s_mr_rd_data.val();
+        self.fields.x.next = self.mr_rd.resp_data.val();
         self.key_ok.next = (self.fields.present.val() == self.one1.val())
             & (self.fields.valid.val() == self.one1.val())
             & (self.fields.tag.val() == self.key.q.val().get_bits::<8>(0));
@@ -190,7 +183,7 @@ impl<const MA: usize> Logic for MrCheck<MA> {
         self.in_bounds.next = (self.range_end.val() >= self.va.q.val())
             & (self.va.q.val() >= self.fields.va.val())
             & (self.range_end.val() <= self.limit.val());
-        if (self.state.q.val() == self.st_check.val()) & self.s_mr_rd_valid.val() {
+        if (self.state.q.val() == self.st_check.val()) & self.mr_rd.resp_valid.val() {
             self.ok.d.next = false;
             self.iova.d.next = self.fields.iova.val() + (self.va.q.val() - self.fields.va.val());
             if !self.key_ok.val() {

@@ -234,15 +234,14 @@ pub mod req_rx_check;
 pub mod segmenter;
 pub mod wqe_fetch;
 
+use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
-use crate::control::ctx_tables::{
-    qpa_layout, qpc_layout, qpr_layout, QpaEntry, QpcEntry, QprEntry, QprPack,
-};
+use crate::control::ctx_tables::{qpa_layout, qpc_layout, qpr_layout, QprPack};
 use crate::prelude::*;
 use crate::requester::qp_timers::{QpTimers, TIME_BITS};
 use crate::requester::req_rx_check::{
@@ -363,25 +362,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub s_qp_clr_qpn: Signal<In, Bits<QA>>,
 
     /// The QP context tables' datapath read ports (`CtxTable`) and the `qpr` write port.
-    pub m_qpc_rd_valid: Signal<Out, Bit>,
-    pub m_qpc_rd_ready: Signal<In, Bit>,
-    pub m_qpc_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qpc_rd_valid: Signal<In, Bit>,
-    pub s_qpc_rd_data: Signal<In, QpcEntry>,
-    pub m_qpa_rd_valid: Signal<Out, Bit>,
-    pub m_qpa_rd_ready: Signal<In, Bit>,
-    pub m_qpa_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qpa_rd_valid: Signal<In, Bit>,
-    pub s_qpa_rd_data: Signal<In, QpaEntry>,
-    pub m_qpr_rd_valid: Signal<Out, Bit>,
-    pub m_qpr_rd_ready: Signal<In, Bit>,
-    pub m_qpr_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qpr_rd_valid: Signal<In, Bit>,
-    pub s_qpr_rd_data: Signal<In, QprEntry>,
-    pub m_qpr_wr_valid: Signal<Out, Bit>,
-    pub m_qpr_wr_ready: Signal<In, Bit>,
-    pub m_qpr_wr_addr: Signal<Out, Bits<QA>>,
-    pub m_qpr_wr_data: Signal<Out, QprEntry>,
+    pub qpc_rd: CtxRdClient<QA, { qpc_layout::BITS }>,
+    pub qpa_rd: CtxRdClient<QA, { qpa_layout::BITS }>,
+    pub qpr_rd: CtxRdClient<QA, { qpr_layout::BITS }>,
+    pub qpr_wr: CtxWrClient<QA, { qpr_layout::BITS }>,
 
     /// The lkey check of an SGE, through an `MrCheck` (request / answer).
     pub mr: MrClient,
@@ -869,25 +853,10 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             s_qp_clr_valid: Default::default(),
             s_qp_clr_ready: Default::default(),
             s_qp_clr_qpn: Default::default(),
-            m_qpc_rd_valid: Default::default(),
-            m_qpc_rd_ready: Default::default(),
-            m_qpc_rd_addr: Default::default(),
-            s_qpc_rd_valid: Default::default(),
-            s_qpc_rd_data: Default::default(),
-            m_qpa_rd_valid: Default::default(),
-            m_qpa_rd_ready: Default::default(),
-            m_qpa_rd_addr: Default::default(),
-            s_qpa_rd_valid: Default::default(),
-            s_qpa_rd_data: Default::default(),
-            m_qpr_rd_valid: Default::default(),
-            m_qpr_rd_ready: Default::default(),
-            m_qpr_rd_addr: Default::default(),
-            s_qpr_rd_valid: Default::default(),
-            s_qpr_rd_data: Default::default(),
-            m_qpr_wr_valid: Default::default(),
-            m_qpr_wr_ready: Default::default(),
-            m_qpr_wr_addr: Default::default(),
-            m_qpr_wr_data: Default::default(),
+            qpc_rd: Default::default(),
+            qpa_rd: Default::default(),
+            qpr_rd: Default::default(),
+            qpr_wr: Default::default(),
             mr: Default::default(),
             wqe_rd: Default::default(),
             seg_rd: Default::default(),
@@ -1457,9 +1426,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rnrw_ram.write_clock.next = self.clock.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
-        self.qpc_u.x.next = self.s_qpc_rd_data.val();
-        self.qpa_u.x.next = self.s_qpa_rd_data.val();
-        self.qpr_u.x.next = self.s_qpr_rd_data.val();
+        self.qpc_u.x.next = self.qpc_rd.resp_data.val();
+        self.qpa_u.x.next = self.qpa_rd.resp_data.val();
+        self.qpr_u.x.next = self.qpr_rd.resp_data.val();
         self.qpr_p.sq_pi.next = self.sq_pi.q.val();
         self.qpr_p.sq_fetch.next = self.sq_fetch.q.val();
         self.qpr_p.sq_ci.next = self.sq_ci.q.val();
@@ -1468,11 +1437,11 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.qpr_p.sent_end.next = self.sent_end.q.val();
         self.qpr_p.retry_left.next = self.retry_left.q.val();
         self.qpr_p.rnr_left.next = self.rnr_left.q.val();
-        self.m_qpr_wr_data.next = self.qpr_p.y.val();
-        self.m_qpr_wr_addr.next = self.qpn.q.val();
-        self.m_qpc_rd_addr.next = self.qpn.q.val();
-        self.m_qpa_rd_addr.next = self.qpn.q.val();
-        self.m_qpr_rd_addr.next = self.qpn.q.val();
+        self.qpr_wr.data.next = self.qpr_p.y.val();
+        self.qpr_wr.addr.next = self.qpn.q.val();
+        self.qpc_rd.req_addr.next = self.qpn.q.val();
+        self.qpa_rd.req_addr.next = self.qpn.q.val();
+        self.qpr_rd.req_addr.next = self.qpn.q.val();
 
         // ---- the WQE's rules (the model's fetch_wqe / validate_wqe) ----
         self.known.next = (self.w_opcode.q.val() == self.k_op_write.val())
@@ -1800,10 +1769,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rdc_ram.write_address.next = self.qpn.q.val();
         self.rdc_ram.write_data.next = self.rd_cnt.q.val();
         self.stop_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
-            & self.m_qpr_wr_ready.val())
+            & self.qpr_wr.ready.val())
             | (self.state.q.val() == self.k_fault.val());
         self.rdc_ram.write_enable.next =
-            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
         self.rwv_ram.read_address.next = self.qpn.q.val();
         self.rwp_ram.read_address.next = self.qpn.q.val();
         self.rwv_ram.write_address.next = self.qpn.q.val();
@@ -1811,9 +1780,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rwv_ram.write_data.next = self.rwd_v.q.val();
         self.rwp_ram.write_data.next = self.rwd.q.val();
         self.rwv_ram.write_enable.next =
-            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
         self.rwp_ram.write_enable.next =
-            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
         self.tpv_ram.read_address.next = self.qpn.q.val();
         self.tpp_ram.read_address.next = self.qpn.q.val();
         self.tpv_ram.write_address.next = self.qpn.q.val();
@@ -1821,17 +1790,17 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.tpv_ram.write_data.next = self.tp_v.q.val();
         self.tpp_ram.write_data.next = self.tp_psn.q.val();
         self.tpv_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
-            & self.m_qpr_wr_ready.val())
+            & self.qpr_wr.ready.val())
             | self.tpw.q.val();
         self.tpp_ram.write_enable.next = ((self.state.q.val() == self.k_wqpr.val())
-            & self.m_qpr_wr_ready.val())
+            & self.qpr_wr.ready.val())
             | self.tpw.q.val();
         self.tpw.d.next = false;
         self.rnrw_ram.read_address.next = self.qpn.q.val();
         self.rnrw_ram.write_address.next = self.qpn.q.val();
         self.rnrw_ram.write_data.next = self.rnr_w.q.val();
         self.rnrw_ram.write_enable.next =
-            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
         if (self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val() {
             self.stop_ram.write_address.next = self.serr_qpn.q.val();
             self.stop_ram.write_data.next = true;
@@ -1867,7 +1836,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // (timeout: 4.096 us * 2^timeout = 1024 << timeout cycles, the model's
         // ack_timeout_cycles)
         self.tmr.s_set_valid.next =
-            (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+            (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
         self.tmr.s_set_qpn.next = self.qpn.q.val();
         self.tmr.s_set_kind.next = false;
         self.tmr.s_set_delay.next = self.k_tmo_base.val() << self.timeout.q.val();
@@ -1895,7 +1864,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         if self.tm_rnr.q.val() {
             self.tmr.s_set_valid.next =
-                (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val();
+                (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val();
             self.tmr.s_set_arm.next = true;
             self.tmr.s_set_kind.next = true;
             self.tmr.s_set_delay.next = self.rnr_base.val() << self.rnr_sh.val();
@@ -1929,10 +1898,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.s_rsp_valid.val()
             & !self.tmr.m_fire_valid.val();
         self.s_rsp_ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
-        self.m_qpc_rd_valid.next = self.state.q.val() == self.k_rd_c.val();
-        self.m_qpa_rd_valid.next = self.state.q.val() == self.k_rd_a.val();
-        self.m_qpr_rd_valid.next = self.state.q.val() == self.k_rd_r.val();
-        self.m_qpr_wr_valid.next =
+        self.qpc_rd.req_valid.next = self.state.q.val() == self.k_rd_c.val();
+        self.qpa_rd.req_valid.next = self.state.q.val() == self.k_rd_a.val();
+        self.qpr_rd.req_valid.next = self.state.q.val() == self.k_rd_r.val();
+        self.qpr_wr.valid.next =
             (self.state.q.val() == self.k_wr_db.val()) | (self.state.q.val() == self.k_wqpr.val());
         self.mr.req_valid.next = self.state.q.val() == self.k_mr_req.val();
         self.mr.req_key.next = self.w_sge_lkey.q.val();
@@ -1983,7 +1952,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.m_cqe_status.next = self.k_st_flush.val();
         }
         self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
-            & self.m_qpr_wr_ready.val()
+            & self.qpr_wr.ready.val()
             & self.err_head.q.val())
             | (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_ret_cqe.val())
@@ -2273,10 +2242,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_rd_c.val();
             }
         }
-        if (self.state.q.val() == self.k_rd_c.val()) & self.m_qpc_rd_ready.val() {
+        if (self.state.q.val() == self.k_rd_c.val()) & self.qpc_rd.req_ready.val() {
             self.state.d.next = self.k_w_c.val();
         }
-        if (self.state.q.val() == self.k_w_c.val()) & self.s_qpc_rd_valid.val() {
+        if (self.state.q.val() == self.k_w_c.val()) & self.qpc_rd.resp_valid.val() {
             self.present.d.next = self.qpc_u.present.val() != self.k_zero1.val();
             self.pdn.d.next = self.qpc_u.pdn.val();
             self.send_cqn.d.next = self.qpc_u.send_cqn.val();
@@ -2284,10 +2253,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.sq_ring.d.next = self.qpc_u.sq_ring.val();
             self.state.d.next = self.k_rd_a.val();
         }
-        if (self.state.q.val() == self.k_rd_a.val()) & self.m_qpa_rd_ready.val() {
+        if (self.state.q.val() == self.k_rd_a.val()) & self.qpa_rd.req_ready.val() {
             self.state.d.next = self.k_w_a.val();
         }
-        if (self.state.q.val() == self.k_w_a.val()) & self.s_qpa_rd_valid.val() {
+        if (self.state.q.val() == self.k_w_a.val()) & self.qpa_rd.resp_valid.val() {
             self.qp_state.d.next = self.qpa_u.state.val();
             self.pmtu.d.next = self.qpa_u.pmtu.val();
             self.dest_qpn.d.next = self.qpa_u.dest_qpn.val();
@@ -2300,10 +2269,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.timeout.d.next = self.qpa_u.timeout.val();
             self.state.d.next = self.k_rd_r.val();
         }
-        if (self.state.q.val() == self.k_rd_r.val()) & self.m_qpr_rd_ready.val() {
+        if (self.state.q.val() == self.k_rd_r.val()) & self.qpr_rd.req_ready.val() {
             self.state.d.next = self.k_w_r.val();
         }
-        if (self.state.q.val() == self.k_w_r.val()) & self.s_qpr_rd_valid.val() {
+        if (self.state.q.val() == self.k_w_r.val()) & self.qpr_rd.resp_valid.val() {
             self.sq_pi.d.next = self.qpr_u.sq_pi.val();
             if self.mode_db.q.val() {
                 self.sq_pi.d.next = self.db_pi.q.val();
@@ -2330,7 +2299,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_wr_db.val();
             }
         }
-        if (self.state.q.val() == self.k_wr_db.val()) & self.m_qpr_wr_ready.val() {
+        if (self.state.q.val() == self.k_wr_db.val()) & self.qpr_wr.ready.val() {
             self.state.d.next = self.k_decide.val();
         }
         if self.state.q.val() == self.k_decide.val() {
@@ -2487,7 +2456,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
             self.state.d.next = self.k_wqpr.val();
         }
-        if (self.state.q.val() == self.k_wqpr.val()) & self.m_qpr_wr_ready.val() {
+        if (self.state.q.val() == self.k_wqpr.val()) & self.qpr_wr.ready.val() {
             // (after an error, too: the QP is then found in error and flushed)
             self.again.d.next = true;
             self.state.d.next = self.k_idle.val();
@@ -2553,7 +2522,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
 
         // ---- the receive half: the sequence (the model's requester_rx) ----
         if (self.state.q.val() == self.k_w_r.val())
-            & self.s_qpr_rd_valid.val()
+            & self.qpr_rd.resp_valid.val()
             & self.mode_rx.q.val()
         {
             self.rx_glob.d.next = !self.present.q.val();
@@ -2564,7 +2533,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
         }
         if (self.state.q.val() == self.k_w_r.val())
-            & self.s_qpr_rd_valid.val()
+            & self.qpr_rd.resp_valid.val()
             & self.mode_to.q.val()
         {
             self.state.d.next = self.k_to.val();

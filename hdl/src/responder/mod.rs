@@ -143,13 +143,12 @@ pub mod read_resp;
 pub mod resp_check;
 pub mod rsp_order;
 
+use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
-use crate::control::ctx_tables::{
-    qpa_layout, qpc_layout, qps_layout, QpaEntry, QpcEntry, QpsEntry, QpsPack,
-};
+use crate::control::ctx_tables::{qpa_layout, qpc_layout, qps_layout, QpsPack};
 use crate::prelude::*;
 use crate::requester::wqe_fetch::RingFetch;
 use crate::responder::resp_check::{
@@ -298,25 +297,10 @@ pub struct Responder<const QA: usize> {
     pub s_atomic_err_psn: Signal<In, Bits<24>>,
 
     /// The QP context tables' datapath read ports (`CtxTable`), and the `qps` write port.
-    pub m_qpc_rd_valid: Signal<Out, Bit>,
-    pub m_qpc_rd_ready: Signal<In, Bit>,
-    pub m_qpc_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qpc_rd_valid: Signal<In, Bit>,
-    pub s_qpc_rd_data: Signal<In, QpcEntry>,
-    pub m_qpa_rd_valid: Signal<Out, Bit>,
-    pub m_qpa_rd_ready: Signal<In, Bit>,
-    pub m_qpa_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qpa_rd_valid: Signal<In, Bit>,
-    pub s_qpa_rd_data: Signal<In, QpaEntry>,
-    pub m_qps_rd_valid: Signal<Out, Bit>,
-    pub m_qps_rd_ready: Signal<In, Bit>,
-    pub m_qps_rd_addr: Signal<Out, Bits<QA>>,
-    pub s_qps_rd_valid: Signal<In, Bit>,
-    pub s_qps_rd_data: Signal<In, QpsEntry>,
-    pub m_qps_wr_valid: Signal<Out, Bit>,
-    pub m_qps_wr_ready: Signal<In, Bit>,
-    pub m_qps_wr_addr: Signal<Out, Bits<QA>>,
-    pub m_qps_wr_data: Signal<Out, QpsEntry>,
+    pub qpc_rd: CtxRdClient<QA, { qpc_layout::BITS }>,
+    pub qpa_rd: CtxRdClient<QA, { qpa_layout::BITS }>,
+    pub qps_rd: CtxRdClient<QA, { qps_layout::BITS }>,
+    pub qps_wr: CtxWrClient<QA, { qps_layout::BITS }>,
 
     /// The protection check (answered by `MrCheck`).
     pub mr: MrClient,
@@ -741,25 +725,10 @@ impl<const QA: usize> Default for Responder<QA> {
             s_atomic_err_valid: Default::default(),
             s_atomic_err_qpn: Default::default(),
             s_atomic_err_psn: Default::default(),
-            m_qpc_rd_valid: Default::default(),
-            m_qpc_rd_ready: Default::default(),
-            m_qpc_rd_addr: Default::default(),
-            s_qpc_rd_valid: Default::default(),
-            s_qpc_rd_data: Default::default(),
-            m_qpa_rd_valid: Default::default(),
-            m_qpa_rd_ready: Default::default(),
-            m_qpa_rd_addr: Default::default(),
-            s_qpa_rd_valid: Default::default(),
-            s_qpa_rd_data: Default::default(),
-            m_qps_rd_valid: Default::default(),
-            m_qps_rd_ready: Default::default(),
-            m_qps_rd_addr: Default::default(),
-            s_qps_rd_valid: Default::default(),
-            s_qps_rd_data: Default::default(),
-            m_qps_wr_valid: Default::default(),
-            m_qps_wr_ready: Default::default(),
-            m_qps_wr_addr: Default::default(),
-            m_qps_wr_data: Default::default(),
+            qpc_rd: Default::default(),
+            qpa_rd: Default::default(),
+            qps_rd: Default::default(),
+            qps_wr: Default::default(),
             mr: Default::default(),
             m_dma_rd_req_valid: Default::default(),
             m_dma_rd_req_ready: Default::default(),
@@ -1213,9 +1182,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.chk.s_wr_offset.next = self.msg_off.q.val();
 
         // ---- contexts: unpack what is read, pack what is written ----
-        self.qpc_u.x.next = self.s_qpc_rd_data.val();
-        self.qpa_u.x.next = self.s_qpa_rd_data.val();
-        self.qps_u.x.next = self.s_qps_rd_data.val();
+        self.qpc_u.x.next = self.qpc_rd.resp_data.val();
+        self.qpa_u.x.next = self.qpa_rd.resp_data.val();
+        self.qps_u.x.next = self.qps_rd.resp_data.val();
         self.qps_p.rq_pi.next = self.rq_pi.q.val();
         self.qps_p.rq_ci.next = self.rq_ci.q.val();
         self.qps_p.epsn.next = self.epsn.q.val();
@@ -1228,11 +1197,11 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.qps_p.msg_off.next = self.msg_off.q.val();
         self.qps_p.rqe_wr_id.next = self.rqe_wr_id.q.val();
         self.qps_p.rqe_index.next = self.rqe_index.q.val();
-        self.m_qps_wr_data.next = self.qps_p.y.val();
-        self.m_qps_wr_addr.next = self.qpn.q.val();
-        self.m_qpc_rd_addr.next = self.qpn.q.val();
-        self.m_qpa_rd_addr.next = self.qpn.q.val();
-        self.m_qps_rd_addr.next = self.qpn.q.val();
+        self.qps_wr.data.next = self.qps_p.y.val();
+        self.qps_wr.addr.next = self.qpn.q.val();
+        self.qpc_rd.req_addr.next = self.qpn.q.val();
+        self.qpa_rd.req_addr.next = self.qpn.q.val();
+        self.qps_rd.req_addr.next = self.qpn.q.val();
         self.qp24.x.next = self.qpn.q.val();
 
         // ---- the ACK/NAK record ----
@@ -1306,10 +1275,10 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.s_hdr_ready.next = false;
         self.s_rq_db_ready.next = false;
         self.s_payload_tready.next = false;
-        self.m_qpc_rd_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_c.q.val();
-        self.m_qpa_rd_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_a.q.val();
-        self.m_qps_rd_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_s.q.val();
-        self.m_qps_wr_valid.next = self.state.q.val() == self.k_f_wqps.val();
+        self.qpc_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_c.q.val();
+        self.qpa_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_a.q.val();
+        self.qps_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_s.q.val();
+        self.qps_wr.valid.next = self.state.q.val() == self.k_f_wqps.val();
         self.mr.req_valid.next = self.state.q.val() == self.k_mr_req.val();
         self.mr.req_key.next = self.mr_key.q.val();
         self.mr.req_pdn.next = self.pdn.q.val();
@@ -1453,7 +1422,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         // else a doorbell, else a request ----
         self.idle_go.next = (self.state.q.val() == self.k_idle.val())
             | ((self.state.q.val() == self.k_f_wqps.val())
-                & self.m_qps_wr_ready.val()
+                & self.qps_wr.ready.val()
                 & !self.pay_left.q.val());
         // A table may be written in this cycle: a command from its start to its done, or
         // another write.
@@ -1466,7 +1435,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         // written by the command engine since its header was taken): the next packet of
         // the same QP goes straight to DECIDE.
         self.fw_set.next = (self.state.q.val() == self.k_f_wqps.val())
-            & self.m_qps_wr_ready.val()
+            & self.qps_wr.ready.val()
             & (self.mode.q.val() == self.k_mode_pkt.val())
             & !self.do_err.q.val()
             & self.present.q.val()
@@ -1572,16 +1541,16 @@ impl<const QA: usize> Logic for Responder<QA> {
         // ---- context reads: qpc, qpa, qps requested together, each answer taken when it
         // comes; DECIDE once all three are in ----
         if self.state.q.val() == self.k_rd.val() {
-            if self.m_qpc_rd_ready.val() {
+            if self.qpc_rd.req_ready.val() {
                 self.acc_c.d.next = true;
             }
-            if self.m_qpa_rd_ready.val() {
+            if self.qpa_rd.req_ready.val() {
                 self.acc_a.d.next = true;
             }
-            if self.m_qps_rd_ready.val() {
+            if self.qps_rd.req_ready.val() {
                 self.acc_s.d.next = true;
             }
-            if self.acc_c.q.val() & !self.got_c.q.val() & self.s_qpc_rd_valid.val() {
+            if self.acc_c.q.val() & !self.got_c.q.val() & self.qpc_rd.resp_valid.val() {
                 self.got_c.d.next = true;
                 self.present.d.next = self.qpc_u.present.val() != self.k_zero1.val();
                 self.pdn.d.next = self.qpc_u.pdn.val();
@@ -1589,7 +1558,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.rq_log.d.next = self.qpc_u.rq_log.val();
                 self.rq_ring.d.next = self.qpc_u.rq_ring.val();
             }
-            if self.acc_a.q.val() & !self.got_a.q.val() & self.s_qpa_rd_valid.val() {
+            if self.acc_a.q.val() & !self.got_a.q.val() & self.qpa_rd.resp_valid.val() {
                 self.got_a.d.next = true;
                 self.qp_state.d.next = self.qpa_u.state.val();
                 self.pmtu.d.next = self.qpa_u.pmtu.val();
@@ -1600,7 +1569,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.access.d.next = self.qpa_u.access.val();
                 self.min_rnr.d.next = self.qpa_u.min_rnr_timer.val();
             }
-            if self.acc_s.q.val() & !self.got_s.q.val() & self.s_qps_rd_valid.val() {
+            if self.acc_s.q.val() & !self.got_s.q.val() & self.qps_rd.resp_valid.val() {
                 self.got_s.d.next = true;
                 self.rq_pi.d.next = self.qps_u.rq_pi.val();
                 self.rq_ci.d.next = self.qps_u.rq_ci.val();
@@ -1615,9 +1584,9 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.rqe_wr_id.d.next = self.qps_u.rqe_wr_id.val();
                 self.rqe_index.d.next = self.qps_u.rqe_index.val();
             }
-            if (self.got_c.q.val() | (self.acc_c.q.val() & self.s_qpc_rd_valid.val()))
-                & (self.got_a.q.val() | (self.acc_a.q.val() & self.s_qpa_rd_valid.val()))
-                & (self.got_s.q.val() | (self.acc_s.q.val() & self.s_qps_rd_valid.val()))
+            if (self.got_c.q.val() | (self.acc_c.q.val() & self.qpc_rd.resp_valid.val()))
+                & (self.got_a.q.val() | (self.acc_a.q.val() & self.qpa_rd.resp_valid.val()))
+                & (self.got_s.q.val() | (self.acc_s.q.val() & self.qps_rd.resp_valid.val()))
             {
                 self.state.d.next = self.k_decide.val();
             }
@@ -2149,7 +2118,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.state.d.next = self.k_f_wqps.val();
         }
         if (self.state.q.val() == self.k_f_wqps.val())
-            & self.m_qps_wr_ready.val()
+            & self.qps_wr.ready.val()
             & self.pay_left.q.val()
         {
             self.state.d.next = self.k_f_drain.val();

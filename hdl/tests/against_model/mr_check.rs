@@ -107,17 +107,17 @@ fn run(pattern: Pattern, seed: u64, count: usize) -> [usize; 5] {
             assert!(cycles < 200, "stuck on key {key:#x}");
             let u = &mut b.uut;
             // The table port: data one cycle after a taken address.
-            u.s_mr_rd_valid.next = pending_read.is_some();
-            u.s_mr_rd_data.next = pending_read
+            u.mr_rd.resp_valid.next = pending_read.is_some();
+            u.mr_rd.resp_data.next = pending_read
                 .and_then(|i| t.mrs[i].as_ref())
                 .map_or_else(MrEntry::default, entry);
-            u.m_mr_rd_ready.next = rng.percent(pattern.valid_pct);
+            u.mr_rd.req_ready.next = rng.percent(pattern.valid_pct);
             u.port.res_ready.next = rng.percent(pattern.ready_pct);
             b.settle();
             let u = &b.uut;
             let req_taken = u.port.req_valid.val() && u.port.req_ready.val();
-            pending_read = (u.m_mr_rd_valid.val() && u.m_mr_rd_ready.val())
-                .then(|| u.m_mr_rd_addr.val().index());
+            pending_read = (u.mr_rd.req_valid.val() && u.mr_rd.req_ready.val())
+                .then(|| u.mr_rd.req_addr.val().index());
             let res = (u.port.res_valid.val() && u.port.res_ready.val()).then(|| {
                 (
                     u.port.res_ok.val(),

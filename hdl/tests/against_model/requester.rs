@@ -724,16 +724,16 @@ impl Rtl {
         u.s_sq_db_valid.next = db.is_some();
         u.s_sq_db_qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
         u.s_sq_db_pi.next = u64::from(db.map_or(0, |d| d.1)).into();
-        u.m_qpc_rd_ready.next = rdy[0];
-        u.m_qpa_rd_ready.next = rdy[1];
-        u.m_qpr_rd_ready.next = rdy[2];
-        u.s_qpc_rd_valid.next = rd[0].is_some();
-        u.s_qpc_rd_data.next = self.qpc[rd[0].unwrap_or(0)];
-        u.s_qpa_rd_valid.next = rd[1].is_some();
-        u.s_qpa_rd_data.next = self.qpa[rd[1].unwrap_or(0)];
-        u.s_qpr_rd_valid.next = rd[2].is_some();
-        u.s_qpr_rd_data.next = self.qpr[rd[2].unwrap_or(0)];
-        u.m_qpr_wr_ready.next = rdy[3];
+        u.qpc_rd.req_ready.next = rdy[0];
+        u.qpa_rd.req_ready.next = rdy[1];
+        u.qpr_rd.req_ready.next = rdy[2];
+        u.qpc_rd.resp_valid.next = rd[0].is_some();
+        u.qpc_rd.resp_data.next = self.qpc[rd[0].unwrap_or(0)];
+        u.qpa_rd.resp_valid.next = rd[1].is_some();
+        u.qpa_rd.resp_data.next = self.qpa[rd[1].unwrap_or(0)];
+        u.qpr_rd.resp_valid.next = rd[2].is_some();
+        u.qpr_rd.resp_data.next = self.qpr[rd[2].unwrap_or(0)];
+        u.qpr_wr.ready.next = rdy[3];
         u.mr.req_ready.next = mr.is_none() && rdy[4];
         let mr_res = mr.filter(|m| m.0 == 0);
         u.mr.res_valid.next = mr_res.is_some();
@@ -812,18 +812,18 @@ impl Rtl {
         }
         // context tables: the answer one cycle after the request
         let mut next_rd = [None; 3];
-        if u.m_qpc_rd_valid.val() && u.m_qpc_rd_ready.val() {
-            next_rd[0] = Some(u.m_qpc_rd_addr.val().to_u64() as usize);
+        if u.qpc_rd.req_valid.val() && u.qpc_rd.req_ready.val() {
+            next_rd[0] = Some(u.qpc_rd.req_addr.val().to_u64() as usize);
         }
-        if u.m_qpa_rd_valid.val() && u.m_qpa_rd_ready.val() {
-            next_rd[1] = Some(u.m_qpa_rd_addr.val().to_u64() as usize);
+        if u.qpa_rd.req_valid.val() && u.qpa_rd.req_ready.val() {
+            next_rd[1] = Some(u.qpa_rd.req_addr.val().to_u64() as usize);
         }
-        if u.m_qpr_rd_valid.val() && u.m_qpr_rd_ready.val() {
-            next_rd[2] = Some(u.m_qpr_rd_addr.val().to_u64() as usize);
+        if u.qpr_rd.req_valid.val() && u.qpr_rd.req_ready.val() {
+            next_rd[2] = Some(u.qpr_rd.req_addr.val().to_u64() as usize);
         }
-        if u.m_qpr_wr_valid.val() && u.m_qpr_wr_ready.val() {
-            let e = u.m_qpr_wr_data.val();
-            self.qpr[u.m_qpr_wr_addr.val().to_u64() as usize] = e;
+        if u.qpr_wr.valid.val() && u.qpr_wr.ready.val() {
+            let e = u.qpr_wr.data.val();
+            self.qpr[u.qpr_wr.addr.val().to_u64() as usize] = e;
             let f = qpr_layout::FIELDS;
             let held = val(&e, f, "sq_fetch").wrapping_sub(val(&e, f, "sq_ci")) & 0xffff_ffff;
             out.max_ring = out.max_ring.max(held);

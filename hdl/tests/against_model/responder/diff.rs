@@ -548,16 +548,16 @@ impl Rtl {
                 u.s_payload_tkeep.next = keep.into();
                 u.s_payload_tlast.next = *last;
             }
-            u.m_qpc_rd_ready.next = rdy[0];
-            u.m_qpa_rd_ready.next = rdy[1];
-            u.m_qps_rd_ready.next = rdy[2];
-            u.s_qpc_rd_valid.next = rd[0].is_some();
-            u.s_qpc_rd_data.next = self.qpc[rd[0].unwrap_or(0)];
-            u.s_qpa_rd_valid.next = rd[1].is_some();
-            u.s_qpa_rd_data.next = self.qpa[rd[1].unwrap_or(0)];
-            u.s_qps_rd_valid.next = rd[2].is_some();
-            u.s_qps_rd_data.next = self.qps[rd[2].unwrap_or(0)];
-            u.m_qps_wr_ready.next = rdy[3];
+            u.qpc_rd.req_ready.next = rdy[0];
+            u.qpa_rd.req_ready.next = rdy[1];
+            u.qps_rd.req_ready.next = rdy[2];
+            u.qpc_rd.resp_valid.next = rd[0].is_some();
+            u.qpc_rd.resp_data.next = self.qpc[rd[0].unwrap_or(0)];
+            u.qpa_rd.resp_valid.next = rd[1].is_some();
+            u.qpa_rd.resp_data.next = self.qpa[rd[1].unwrap_or(0)];
+            u.qps_rd.resp_valid.next = rd[2].is_some();
+            u.qps_rd.resp_data.next = self.qps[rd[2].unwrap_or(0)];
+            u.qps_wr.ready.next = rdy[3];
             u.mr.req_ready.next = mr_pending.is_none() && rdy[4];
             let mr_res = mr_pending.filter(|m| m.0 == 0);
             u.mr.res_valid.next = mr_res.is_some();
@@ -606,19 +606,19 @@ impl Rtl {
             let mut next_rd = [None; 3];
             for (i, (v, r, a)) in [
                 (
-                    u.m_qpc_rd_valid.val(),
-                    u.m_qpc_rd_ready.val(),
-                    u.m_qpc_rd_addr.val(),
+                    u.qpc_rd.req_valid.val(),
+                    u.qpc_rd.req_ready.val(),
+                    u.qpc_rd.req_addr.val(),
                 ),
                 (
-                    u.m_qpa_rd_valid.val(),
-                    u.m_qpa_rd_ready.val(),
-                    u.m_qpa_rd_addr.val(),
+                    u.qpa_rd.req_valid.val(),
+                    u.qpa_rd.req_ready.val(),
+                    u.qpa_rd.req_addr.val(),
                 ),
                 (
-                    u.m_qps_rd_valid.val(),
-                    u.m_qps_rd_ready.val(),
-                    u.m_qps_rd_addr.val(),
+                    u.qps_rd.req_valid.val(),
+                    u.qps_rd.req_ready.val(),
+                    u.qps_rd.req_addr.val(),
                 ),
             ]
             .into_iter()
@@ -629,8 +629,8 @@ impl Rtl {
                 }
             }
             rd = next_rd;
-            if u.m_qps_wr_valid.val() && u.m_qps_wr_ready.val() {
-                self.qps[u.m_qps_wr_addr.val().to_u64() as usize] = u.m_qps_wr_data.val();
+            if u.qps_wr.valid.val() && u.qps_wr.ready.val() {
+                self.qps[u.qps_wr.addr.val().to_u64() as usize] = u.qps_wr.data.val();
             }
             if mr_res.is_some() && u.mr.res_ready.val() {
                 mr_pending = None;

@@ -221,16 +221,16 @@ impl Env {
                 u.s_payload_tkeep.next = keep.into();
                 u.s_payload_tlast.next = *last;
             }
-            u.m_qpc_rd_ready.next = true;
-            u.m_qpa_rd_ready.next = true;
-            u.m_qps_rd_ready.next = true;
-            u.s_qpc_rd_valid.next = rc;
-            u.s_qpc_rd_data.next = self.qpc;
-            u.s_qpa_rd_valid.next = ra;
-            u.s_qpa_rd_data.next = self.qpa;
-            u.s_qps_rd_valid.next = rs;
-            u.s_qps_rd_data.next = self.qps;
-            u.m_qps_wr_ready.next = true;
+            u.qpc_rd.req_ready.next = true;
+            u.qpa_rd.req_ready.next = true;
+            u.qps_rd.req_ready.next = true;
+            u.qpc_rd.resp_valid.next = rc;
+            u.qpc_rd.resp_data.next = self.qpc;
+            u.qpa_rd.resp_valid.next = ra;
+            u.qpa_rd.resp_data.next = self.qpa;
+            u.qps_rd.resp_valid.next = rs;
+            u.qps_rd.resp_data.next = self.qps;
+            u.qps_wr.ready.next = true;
             u.mr.req_ready.next = mr_pending.is_none() && mr_res.is_none();
             u.mr.res_valid.next = mr_res.is_some();
             u.mr.res_ok.next = mr_res.is_some_and(|r| r.0);
@@ -270,11 +270,11 @@ impl Env {
                 db = None;
                 started = true;
             }
-            rc = u.m_qpc_rd_valid.val();
-            ra = u.m_qpa_rd_valid.val();
-            rs = u.m_qps_rd_valid.val();
-            if u.m_qps_wr_valid.val() {
-                self.qps = u.m_qps_wr_data.val();
+            rc = u.qpc_rd.req_valid.val();
+            ra = u.qpa_rd.req_valid.val();
+            rs = u.qps_rd.req_valid.val();
+            if u.qps_wr.valid.val() {
+                self.qps = u.qps_wr.data.val();
             }
             if mr_res.is_some() && u.mr.res_ready.val() {
                 mr_res = None;
