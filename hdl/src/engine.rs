@@ -123,6 +123,7 @@
 
 use rocenic_proto::abi::regs::Counter;
 
+use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
@@ -331,6 +332,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     rsp_pay: DFF<Bit>,
     /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
     /// (1 = the requester): its answer is theirs.
+    cqe_share: CqeShare,
     qpc_share: CtxRdShare<QA, { qpc_layout::BITS }>,
     qpa_share: CtxRdShare<QA, { qpa_layout::BITS }>,
     /// The shared `MrCheck`'s current request is the requester's (held from the request
@@ -630,6 +632,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             r2_req_lt: Default::default(),
             r2_req_cat: Default::default(),
             r2_resp_cat: Default::default(),
+            cqe_share: Default::default(),
             qpc_share: Default::default(),
             qpa_share: Default::default(),
             mr_req_own: Default::default(),
@@ -1161,35 +1164,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             | self.control.s_inv_ready.val();
 
         // ---- receive CQEs (first) and send CQEs -> completion engine ----
-        // Completion takes a CQE in the cycle it is offered (ready depends on its state
-        // only), so a plain priority choice is enough.
-        self.cpl.s_cqe_valid.next = self.resp.m_cqe_valid.val() | self.req.m_cqe_valid.val();
-        self.resp.m_cqe_ready.next = self.cpl.s_cqe_ready.val();
-        self.req.m_cqe_ready.next = self.cpl.s_cqe_ready.val() & !self.resp.m_cqe_valid.val();
-        self.cpl.s_cqe_cqn.next = self.req.m_cqe_cqn.val();
-        self.cpl.s_cqe_wr_id.next = self.req.m_cqe_wr_id.val();
-        self.cpl.s_cqe_byte_len.next = self.req.m_cqe_byte_len.val();
-        self.cpl.s_cqe_imm.next = self.req.m_cqe_imm.val();
-        self.cpl.s_cqe_qp_num.next = self.req.m_cqe_qp_num.val();
-        self.cpl.s_cqe_src_qp.next = self.req.m_cqe_src_qp.val();
-        self.cpl.s_cqe_wqe_index.next = self.req.m_cqe_wqe_index.val();
-        self.cpl.s_cqe_opcode.next = self.req.m_cqe_opcode.val();
-        self.cpl.s_cqe_status.next = self.req.m_cqe_status.val();
-        self.cpl.s_cqe_wc_flags.next = self.req.m_cqe_wc_flags.val();
-        self.cpl.s_cqe_vendor_err.next = self.req.m_cqe_vendor_err.val();
-        if self.resp.m_cqe_valid.val() {
-            self.cpl.s_cqe_cqn.next = self.resp.m_cqe_cqn.val();
-            self.cpl.s_cqe_wr_id.next = self.resp.m_cqe_wr_id.val();
-            self.cpl.s_cqe_byte_len.next = self.resp.m_cqe_byte_len.val();
-            self.cpl.s_cqe_imm.next = self.resp.m_cqe_imm.val();
-            self.cpl.s_cqe_qp_num.next = self.resp.m_cqe_qp_num.val();
-            self.cpl.s_cqe_src_qp.next = self.resp.m_cqe_src_qp.val();
-            self.cpl.s_cqe_wqe_index.next = self.resp.m_cqe_wqe_index.val();
-            self.cpl.s_cqe_opcode.next = self.resp.m_cqe_opcode.val();
-            self.cpl.s_cqe_status.next = self.resp.m_cqe_status.val();
-            self.cpl.s_cqe_wc_flags.next = self.resp.m_cqe_wc_flags.val();
-            self.cpl.s_cqe_vendor_err.next = self.resp.m_cqe_vendor_err.val();
-        }
+        CqeServer::join(&mut self.cqe_share.first, &mut self.resp.cqe);
+        CqeServer::join(&mut self.cqe_share.second, &mut self.req.cqe);
+        CqeClient::join(&mut self.cqe_share.out, &mut self.cpl.cqe);
 
         // ---- TX: responses in decision order (RspOrder), into TxPath ----
         self.ro.s_ack_valid.next = self.resp.m_ack_pkt_valid.val();

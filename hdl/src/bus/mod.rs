@@ -38,6 +38,7 @@ macro_rules! port_group {
     };
 }
 
+pub mod cqe;
 pub mod ctx;
 pub mod dma_rd;
 pub mod dma_wr;

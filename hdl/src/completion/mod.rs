@@ -4,7 +4,7 @@
 //! ```text
 //!  s_cfg (CREATE_CQ) --+                       +--> dma_wr.req / dma_wr.data (one 64-B write)
 //!  s_db (CQ doorbell) -+--> CQ table (BRAM) ---+
-//!  s_cqe (completion) -+    cfg | pi | ci      +<-- dma_wr.status (a refused write: m_dma_fault)
+//!  cqe   (completion) -+    cfg | pi | ci      +<-- dma_wr.status (a refused write: m_dma_fault)
 //! ```
 //!
 //! Matches the model's `Cq` (`model/src/tables.rs`): the `k`-th CQE of a CQ of `2^log`
@@ -22,10 +22,11 @@
 //! Throughput: one CQE every 4 cycles (look up, check space, request, data) when the port
 //! keeps up — 62.5 M CQEs/s at 250 MHz, above the message rate of 100 GbE for messages
 //! of 256 B and more; smaller messages are usually posted unsignaled.
-//! Latency: `s_cqe` transfer to `dma_wr.req_valid`: 2 cycles.
+//! Latency: `cqe` transfer to `dma_wr.req_valid`: 2 cycles.
 
 pub mod cqe_beat;
 
+use crate::bus::cqe::CqeServer;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::completion::cqe_beat::{CqeBeat, CQE_BITS, CQE_BYTES};
@@ -76,19 +77,7 @@ pub struct Completion {
     pub s_db_ci: Signal<In, Bits<32>>,
 
     /// A completion to write (the CQE fields of `rocenic_proto::abi::cqe::Cqe`).
-    pub s_cqe_valid: Signal<In, Bit>,
-    pub s_cqe_ready: Signal<Out, Bit>,
-    pub s_cqe_cqn: Signal<In, Bits<CQN_BITS>>,
-    pub s_cqe_wr_id: Signal<In, Bits<64>>,
-    pub s_cqe_byte_len: Signal<In, Bits<32>>,
-    pub s_cqe_imm: Signal<In, Bits<32>>,
-    pub s_cqe_qp_num: Signal<In, Bits<24>>,
-    pub s_cqe_src_qp: Signal<In, Bits<24>>,
-    pub s_cqe_wqe_index: Signal<In, Bits<32>>,
-    pub s_cqe_opcode: Signal<In, Bits<8>>,
-    pub s_cqe_status: Signal<In, Bits<8>>,
-    pub s_cqe_wc_flags: Signal<In, Bits<8>>,
-    pub s_cqe_vendor_err: Signal<In, Bits<8>>,
+    pub cqe: CqeServer,
 
     /// DMA write port (through the write mux).
     pub dma_wr: DmaWrClient,
@@ -157,19 +146,7 @@ impl Default for Completion {
             s_db_ready: Default::default(),
             s_db_cqn: Default::default(),
             s_db_ci: Default::default(),
-            s_cqe_valid: Default::default(),
-            s_cqe_ready: Default::default(),
-            s_cqe_cqn: Default::default(),
-            s_cqe_wr_id: Default::default(),
-            s_cqe_byte_len: Default::default(),
-            s_cqe_imm: Default::default(),
-            s_cqe_qp_num: Default::default(),
-            s_cqe_src_qp: Default::default(),
-            s_cqe_wqe_index: Default::default(),
-            s_cqe_opcode: Default::default(),
-            s_cqe_status: Default::default(),
-            s_cqe_wc_flags: Default::default(),
-            s_cqe_vendor_err: Default::default(),
+            cqe: Default::default(),
             dma_wr: Default::default(),
             m_dma_fault: Default::default(),
             cfg_ram: Default::default(),
@@ -264,33 +241,32 @@ impl Logic for Completion {
         }
 
         // ---- CQEs ----
-        self.take_cqe.next = self.s_cqe_valid.val()
+        self.take_cqe.next = self.cqe.valid.val()
             & !self.s_cfg_valid.val()
             & (self.state.q.val() == self.st_idle.val());
-        self.s_cqe_ready.next =
-            !self.s_cfg_valid.val() & (self.state.q.val() == self.st_idle.val());
+        self.cqe.ready.next = !self.s_cfg_valid.val() & (self.state.q.val() == self.st_idle.val());
         // The RAMs read at the CQE's CQN while idle, at the latched one after.
         if self.state.q.val() == self.st_idle.val() {
-            self.cfg_ram.read_address.next = self.s_cqe_cqn.val();
-            self.pi_ram.read_address.next = self.s_cqe_cqn.val();
-            self.ci_ram.read_address.next = self.s_cqe_cqn.val();
+            self.cfg_ram.read_address.next = self.cqe.cqn.val();
+            self.pi_ram.read_address.next = self.cqe.cqn.val();
+            self.ci_ram.read_address.next = self.cqe.cqn.val();
         } else {
             self.cfg_ram.read_address.next = self.cqn.q.val();
             self.pi_ram.read_address.next = self.cqn.q.val();
             self.ci_ram.read_address.next = self.cqn.q.val();
         }
         if self.take_cqe.val() {
-            self.cqn.d.next = self.s_cqe_cqn.val();
-            self.wr_id.d.next = self.s_cqe_wr_id.val();
-            self.byte_len.d.next = self.s_cqe_byte_len.val();
-            self.imm.d.next = self.s_cqe_imm.val();
-            self.qp_num.d.next = self.s_cqe_qp_num.val();
-            self.src_qp.d.next = self.s_cqe_src_qp.val();
-            self.wqe_index.d.next = self.s_cqe_wqe_index.val();
-            self.opcode.d.next = self.s_cqe_opcode.val();
-            self.status.d.next = self.s_cqe_status.val();
-            self.wc_flags.d.next = self.s_cqe_wc_flags.val();
-            self.vendor_err.d.next = self.s_cqe_vendor_err.val();
+            self.cqn.d.next = self.cqe.cqn.val();
+            self.wr_id.d.next = self.cqe.wr_id.val();
+            self.byte_len.d.next = self.cqe.byte_len.val();
+            self.imm.d.next = self.cqe.imm.val();
+            self.qp_num.d.next = self.cqe.qp_num.val();
+            self.src_qp.d.next = self.cqe.src_qp.val();
+            self.wqe_index.d.next = self.cqe.wqe_index.val();
+            self.opcode.d.next = self.cqe.opcode.val();
+            self.status.d.next = self.cqe.status.val();
+            self.wc_flags.d.next = self.cqe.wc_flags.val();
+            self.vendor_err.d.next = self.cqe.vendor_err.val();
             self.state.d.next = self.st_look.val();
         }
 
@@ -386,17 +362,17 @@ mod tests {
     }
 
     fn drive_cqe(u: &mut Completion, cqn: u8, c: &Cqe) {
-        u.s_cqe_cqn.next = u64::from(cqn).into();
-        u.s_cqe_wr_id.next = c.wr_id.into();
-        u.s_cqe_byte_len.next = u64::from(c.byte_len).into();
-        u.s_cqe_imm.next = u64::from(c.imm_or_inv).into();
-        u.s_cqe_qp_num.next = u64::from(c.qp_num).into();
-        u.s_cqe_src_qp.next = u64::from(c.src_qp).into();
-        u.s_cqe_wqe_index.next = u64::from(c.wqe_index).into();
-        u.s_cqe_opcode.next = u64::from(u8::from(c.opcode)).into();
-        u.s_cqe_status.next = u64::from(u8::from(c.status)).into();
-        u.s_cqe_wc_flags.next = u64::from(c.wc_flags).into();
-        u.s_cqe_vendor_err.next = u64::from(c.vendor_err).into();
+        u.cqe.cqn.next = u64::from(cqn).into();
+        u.cqe.wr_id.next = c.wr_id.into();
+        u.cqe.byte_len.next = u64::from(c.byte_len).into();
+        u.cqe.imm.next = u64::from(c.imm_or_inv).into();
+        u.cqe.qp_num.next = u64::from(c.qp_num).into();
+        u.cqe.src_qp.next = u64::from(c.src_qp).into();
+        u.cqe.wqe_index.next = u64::from(c.wqe_index).into();
+        u.cqe.opcode.next = u64::from(u8::from(c.opcode)).into();
+        u.cqe.status.next = u64::from(u8::from(c.status)).into();
+        u.cqe.wc_flags.next = u64::from(c.wc_flags).into();
+        u.cqe.vendor_err.next = u64::from(c.vendor_err).into();
     }
 
     fn reset(b: &mut Bench<Completion>) {
@@ -475,7 +451,7 @@ mod tests {
                 None
             };
             let u = &mut b.uut;
-            u.s_cqe_valid.next = offered.is_some();
+            u.cqe.valid.next = offered.is_some();
             if let Some((i, c)) = &offered {
                 drive_cqe(u, cqs[*i].cqn, c);
             }
@@ -495,7 +471,7 @@ mod tests {
                 db.is_none() || u.s_db_ready.val(),
                 "doorbells are taken at once"
             );
-            if u.s_cqe_valid.val() && u.s_cqe_ready.val() {
+            if u.cqe.valid.val() && u.cqe.ready.val() {
                 offered = None;
             }
             if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
@@ -551,7 +527,7 @@ mod tests {
     fn post(b: &mut Bench<Completion>, rng: &mut Rng, cycles: usize, seen: &mut Vec<(u64, u8)>) {
         let c = random_cqe(rng);
         drive_cqe(&mut b.uut, 9, &c);
-        b.uut.s_cqe_valid.next = true;
+        b.uut.cqe.valid.next = true;
         run_cycles(b, cycles, seen);
     }
 
@@ -559,7 +535,7 @@ mod tests {
         let mut addr = 0;
         for _ in 0..cycles {
             b.settle();
-            let taken = b.uut.s_cqe_valid.val() && b.uut.s_cqe_ready.val();
+            let taken = b.uut.cqe.valid.val() && b.uut.cqe.ready.val();
             if b.uut.dma_wr.req_valid.val() {
                 addr = b.uut.dma_wr.req_addr.val().to_u64();
             }
@@ -568,7 +544,7 @@ mod tests {
             }
             b.tick();
             if taken {
-                b.uut.s_cqe_valid.next = false;
+                b.uut.cqe.valid.next = false;
             }
         }
     }

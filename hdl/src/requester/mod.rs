@@ -12,7 +12,7 @@
 //!     --> qpr written (sq_fetch, next_psn; the cursor held if the job was cut)
 //!     --> the same QP again while it has work
 //!  a WQE failing validation: error op appended (or, at the head of the SQ, its CQE at
-//!  once on m_cqe and the QP-error pulse); the QP stops fetching
+//!  once on cqe and the QP-error pulse); the QP stops fetching
 //!  Segmenter m_sent pulses --> sent_end (own RAM, copied into qpr at the next write-back)
 //! ```
 //!
@@ -51,7 +51,7 @@
 //!   atomic) through `MrCheck` -> LOC_PROT_ERR. A valid op takes `packets(len, pmtu)` PSNs
 //!   (one for an atomic) from `next_psn`; a failed one none, and it stops the QP.
 //! - A failed op at the head of the SQ (every earlier op retired) completes at once with
-//!   its status (`m_cqe_*`: wr_id, byte_len = the WQE's length, wqe_index, the WC opcode,
+//!   its status (`cqe`: wr_id, byte_len = the WQE's length, wqe_index, the WC opcode,
 //!   the send CQ, src_qp = dest QPN) and `m_qp_err` pulses (the model's `retire` ->
 //!   `enter_error`). Behind outstanding ops it is appended done with its status: its CQE
 //!   is the receive half's (retire in SQ order).
@@ -74,7 +74,7 @@
 //!         LOC_ACCESS_ERR + DmaFaults; progress (una, retries reloaded)
 //!     --> payload not delivered: drained
 //!     --> retire: done ops leave the head in SQ order (sq_ci + 1; READ/atomic count - 1);
-//!         a signaled success or an error op -> m_cqe; an error op -> m_qp_err, stop
+//!         a signaled success or an error op -> cqe; an error op -> m_qp_err, stop
 //!     --> qpr written --> the same QP again (fetch resumes)
 //! ```
 //!
@@ -234,6 +234,7 @@ pub mod req_rx_check;
 pub mod segmenter;
 pub mod wqe_fetch;
 
+use crate::bus::cqe::CqeClient;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
@@ -389,22 +390,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub m_sent_qpn: Signal<Out, Bits<QA>>,
     pub m_sent_psn: Signal<Out, Bits<24>>,
 
-    /// Send completions (`Completion`'s `s_cqe_*`): a WQE that fails validation at the
+    /// Send completions (`Completion`'s `cqe`): a WQE that fails validation at the
     /// head of the SQ, and every op the receive half retires that is signaled or failed
     /// (`vendor_err` = the NAK's syndrome).
-    pub m_cqe_valid: Signal<Out, Bit>,
-    pub m_cqe_ready: Signal<In, Bit>,
-    pub m_cqe_cqn: Signal<Out, Bits<8>>,
-    pub m_cqe_wr_id: Signal<Out, Bits<64>>,
-    pub m_cqe_byte_len: Signal<Out, Bits<32>>,
-    pub m_cqe_imm: Signal<Out, Bits<32>>,
-    pub m_cqe_qp_num: Signal<Out, Bits<24>>,
-    pub m_cqe_src_qp: Signal<Out, Bits<24>>,
-    pub m_cqe_wqe_index: Signal<Out, Bits<32>>,
-    pub m_cqe_opcode: Signal<Out, Bits<8>>,
-    pub m_cqe_status: Signal<Out, Bits<8>>,
-    pub m_cqe_wc_flags: Signal<Out, Bits<8>>,
-    pub m_cqe_vendor_err: Signal<Out, Bits<8>>,
+    pub cqe: CqeClient,
 
     /// The QP must enter the error state (pulse): a failed op completed at the head of
     /// the SQ (a WQE that failed validation, an op a NAK or a refused write failed), or
@@ -870,19 +859,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_sent_valid: Default::default(),
             m_sent_qpn: Default::default(),
             m_sent_psn: Default::default(),
-            m_cqe_valid: Default::default(),
-            m_cqe_ready: Default::default(),
-            m_cqe_cqn: Default::default(),
-            m_cqe_wr_id: Default::default(),
-            m_cqe_byte_len: Default::default(),
-            m_cqe_imm: Default::default(),
-            m_cqe_qp_num: Default::default(),
-            m_cqe_src_qp: Default::default(),
-            m_cqe_wqe_index: Default::default(),
-            m_cqe_opcode: Default::default(),
-            m_cqe_status: Default::default(),
-            m_cqe_wc_flags: Default::default(),
-            m_cqe_vendor_err: Default::default(),
+            cqe: Default::default(),
             m_qp_err_valid: Default::default(),
             m_qp_err_qpn: Default::default(),
             m_cnt_dma_faults: Default::default(),
@@ -1916,47 +1893,47 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.qpn24.x.next = self.qpn.q.val();
         self.wcop8.hi.next = self.k_zero5.val();
         self.wcop8.lo.next = self.wc_op.val();
-        self.m_cqe_valid.next = (self.state.q.val() == self.k_cqe.val())
+        self.cqe.valid.next = (self.state.q.val() == self.k_cqe.val())
             | (self.state.q.val() == self.k_ret_cqe.val())
             | (self.state.q.val() == self.k_fl_cqe.val())
             | (self.state.q.val() == self.k_fl_post.val());
-        self.m_cqe_cqn.next = self.send_cqn.q.val();
-        self.m_cqe_wr_id.next = self.w_wr_id.q.val();
-        self.m_cqe_byte_len.next = self.len.val();
-        self.m_cqe_imm.next = self.k_zero32.val();
-        self.m_cqe_qp_num.next = self.qpn24.y.val();
-        self.m_cqe_src_qp.next = self.dest_qpn.q.val();
-        self.m_cqe_wqe_index.next = self.sq_fetch.q.val();
-        self.m_cqe_opcode.next = self.wcop8.y.val();
-        self.m_cqe_status.next = self.status.q.val();
-        self.m_cqe_wc_flags.next = self.k_zero8.val();
-        self.m_cqe_vendor_err.next = self.k_zero8.val();
+        self.cqe.cqn.next = self.send_cqn.q.val();
+        self.cqe.wr_id.next = self.w_wr_id.q.val();
+        self.cqe.byte_len.next = self.len.val();
+        self.cqe.imm.next = self.k_zero32.val();
+        self.cqe.qp_num.next = self.qpn24.y.val();
+        self.cqe.src_qp.next = self.dest_qpn.q.val();
+        self.cqe.wqe_index.next = self.sq_fetch.q.val();
+        self.cqe.opcode.next = self.wcop8.y.val();
+        self.cqe.status.next = self.status.q.val();
+        self.cqe.wc_flags.next = self.k_zero8.val();
+        self.cqe.vendor_err.next = self.k_zero8.val();
         if self.state.q.val() == self.k_ret_cqe.val() {
             self.wcop8.lo.next = self.op_u.wc_opcode.val();
-            self.m_cqe_wr_id.next = self.op_u.wr_id.val();
-            self.m_cqe_byte_len.next = self.op_u.len.val();
-            self.m_cqe_wqe_index.next = self.sq_ci.q.val();
-            self.m_cqe_status.next = self.op_u.status.val();
-            self.m_cqe_vendor_err.next = self.op_u.vendor.val();
+            self.cqe.wr_id.next = self.op_u.wr_id.val();
+            self.cqe.byte_len.next = self.op_u.len.val();
+            self.cqe.wqe_index.next = self.sq_ci.q.val();
+            self.cqe.status.next = self.op_u.status.val();
+            self.cqe.vendor_err.next = self.op_u.vendor.val();
         }
         // the flush: an op of the ring (as retired, WR_FLUSH_ERR), a posted WQE (byte_len 0)
         if self.state.q.val() == self.k_fl_cqe.val() {
             self.wcop8.lo.next = self.op_u.wc_opcode.val();
-            self.m_cqe_wr_id.next = self.op_u.wr_id.val();
-            self.m_cqe_byte_len.next = self.op_u.len.val();
-            self.m_cqe_wqe_index.next = self.sq_ci.q.val();
-            self.m_cqe_status.next = self.k_st_flush.val();
+            self.cqe.wr_id.next = self.op_u.wr_id.val();
+            self.cqe.byte_len.next = self.op_u.len.val();
+            self.cqe.wqe_index.next = self.sq_ci.q.val();
+            self.cqe.status.next = self.k_st_flush.val();
         }
         if self.state.q.val() == self.k_fl_post.val() {
-            self.m_cqe_byte_len.next = self.k_zero32.val();
-            self.m_cqe_status.next = self.k_st_flush.val();
+            self.cqe.byte_len.next = self.k_zero32.val();
+            self.cqe.status.next = self.k_st_flush.val();
         }
         self.m_qp_err_valid.next = ((self.state.q.val() == self.k_wqpr.val())
             & self.qpr_wr.ready.val()
             & self.err_head.q.val())
             | (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_ret_cqe.val())
-                & self.m_cqe_ready.val()
+                & self.cqe.ready.val()
                 & (self.op_u.status.val() != self.k_zero8.val()));
         self.m_qp_err_qpn.next = self.qpn.q.val();
         self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
@@ -1970,7 +1947,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         self.commit.next = ((self.state.q.val() == self.k_append.val()) & self.is_err.q.val())
             | ((self.state.q.val() == self.k_job.val()) & self.job_taken.q.val())
-            | ((self.state.q.val() == self.k_cqe.val()) & self.m_cqe_ready.val());
+            | ((self.state.q.val() == self.k_cqe.val()) & self.cqe.ready.val());
 
         // ---- the receive half: the decision (ReqRxCheck over a walk of the ring) ----
         self.qp_fits.next = (self.rx_qpn.q.val() >> self.k_qa24.val()) == self.k_zero24.val();
@@ -2336,14 +2313,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 }
             }
         }
-        if (self.state.q.val() == self.k_fl_cqe.val()) & self.m_cqe_ready.val() {
+        if (self.state.q.val() == self.k_fl_cqe.val()) & self.cqe.ready.val() {
             self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
             if self.rd_like_op.val() {
                 self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();
             }
             self.state.d.next = self.k_fl_rd.val();
         }
-        if (self.state.q.val() == self.k_fl_post.val()) & self.m_cqe_ready.val() {
+        if (self.state.q.val() == self.k_fl_post.val()) & self.cqe.ready.val() {
             self.sq_fetch.d.next = self.sq_fetch.q.val() + self.k_one32.val();
             self.sq_ci.d.next = self.sq_fetch.q.val() + self.k_one32.val();
             self.mode_fl.d.next = false;
@@ -2741,7 +2718,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_ret_rd.val();
             }
         }
-        if (self.state.q.val() == self.k_ret_cqe.val()) & self.m_cqe_ready.val() {
+        if (self.state.q.val() == self.k_ret_cqe.val()) & self.cqe.ready.val() {
             self.sq_ci.d.next = self.sq_ci.q.val() + self.k_one32.val();
             if self.rd_like_op.val() {
                 self.rd_cnt.d.next = self.rd_cnt.q.val() - self.k_one5.val();

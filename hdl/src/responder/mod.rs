@@ -143,6 +143,7 @@ pub mod read_resp;
 pub mod resp_check;
 pub mod rsp_order;
 
+use crate::bus::cqe::CqeClient;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
@@ -371,20 +372,8 @@ pub struct Responder<const QA: usize> {
     pub m_replay_psn: Signal<Out, Bits<24>>,
     pub m_replay_msn: Signal<Out, Bits<24>>,
 
-    /// Receive completions (`Completion`'s `s_cqe_*`).
-    pub m_cqe_valid: Signal<Out, Bit>,
-    pub m_cqe_ready: Signal<In, Bit>,
-    pub m_cqe_cqn: Signal<Out, Bits<8>>,
-    pub m_cqe_wr_id: Signal<Out, Bits<64>>,
-    pub m_cqe_byte_len: Signal<Out, Bits<32>>,
-    pub m_cqe_imm: Signal<Out, Bits<32>>,
-    pub m_cqe_qp_num: Signal<Out, Bits<24>>,
-    pub m_cqe_src_qp: Signal<Out, Bits<24>>,
-    pub m_cqe_wqe_index: Signal<Out, Bits<32>>,
-    pub m_cqe_opcode: Signal<Out, Bits<8>>,
-    pub m_cqe_status: Signal<Out, Bits<8>>,
-    pub m_cqe_wc_flags: Signal<Out, Bits<8>>,
-    pub m_cqe_vendor_err: Signal<Out, Bits<8>>,
+    /// Receive completions (`Completion`'s `cqe`).
+    pub cqe: CqeClient,
 
     /// The QP enters the error state (valid/ready): the command engine moves `qpa.state`
     /// to ERR and raises ready once it is written, so the responder's next read of the QP
@@ -783,19 +772,7 @@ impl<const QA: usize> Default for Responder<QA> {
             m_replay_qpn: Default::default(),
             m_replay_psn: Default::default(),
             m_replay_msn: Default::default(),
-            m_cqe_valid: Default::default(),
-            m_cqe_ready: Default::default(),
-            m_cqe_cqn: Default::default(),
-            m_cqe_wr_id: Default::default(),
-            m_cqe_byte_len: Default::default(),
-            m_cqe_imm: Default::default(),
-            m_cqe_qp_num: Default::default(),
-            m_cqe_src_qp: Default::default(),
-            m_cqe_wqe_index: Default::default(),
-            m_cqe_opcode: Default::default(),
-            m_cqe_status: Default::default(),
-            m_cqe_wc_flags: Default::default(),
-            m_cqe_vendor_err: Default::default(),
+            cqe: Default::default(),
             m_qp_err_valid: Default::default(),
             m_qp_err_ready: Default::default(),
             m_qp_err_qpn: Default::default(),
@@ -1364,27 +1341,27 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.m_replay_qpn.next = self.qpn.q.val();
         self.m_replay_psn.next = self.psn.q.val();
         self.m_replay_msn.next = self.msn.q.val();
-        self.m_cqe_valid.next = (self.state.q.val() == self.k_f_cqe.val())
+        self.cqe.valid.next = (self.state.q.val() == self.k_f_cqe.val())
             | (self.state.q.val() == self.k_fl_cqe.val());
-        self.m_cqe_cqn.next = self.recv_cqn.q.val();
-        self.m_cqe_wr_id.next = self.rqe_wr_id.q.val();
-        self.m_cqe_byte_len.next = self.cqe_byte_len.q.val();
-        self.m_cqe_imm.next = self.cqe_imm.q.val();
-        self.m_cqe_qp_num.next = self.qp24.y.val();
-        self.m_cqe_src_qp.next = self.dest_qpn.q.val();
-        self.m_cqe_wqe_index.next = self.rqe_index.q.val();
-        self.m_cqe_opcode.next = self.cqe_opcode.q.val();
-        self.m_cqe_status.next = self.cqe_status.q.val();
-        self.m_cqe_wc_flags.next = self.cqe_flags.q.val();
-        self.m_cqe_vendor_err.next = self.k_zero8.val();
+        self.cqe.cqn.next = self.recv_cqn.q.val();
+        self.cqe.wr_id.next = self.rqe_wr_id.q.val();
+        self.cqe.byte_len.next = self.cqe_byte_len.q.val();
+        self.cqe.imm.next = self.cqe_imm.q.val();
+        self.cqe.qp_num.next = self.qp24.y.val();
+        self.cqe.src_qp.next = self.dest_qpn.q.val();
+        self.cqe.wqe_index.next = self.rqe_index.q.val();
+        self.cqe.opcode.next = self.cqe_opcode.q.val();
+        self.cqe.status.next = self.cqe_status.q.val();
+        self.cqe.wc_flags.next = self.cqe_flags.q.val();
+        self.cqe.vendor_err.next = self.k_zero8.val();
         if (self.state.q.val() == self.k_fl_ip.val()) | (self.state.q.val() == self.k_fl_cqe.val())
         {
             // WR_FLUSH_ERR of rqe_wr_id / rqe_index (the model's `recv_cqe`)
-            self.m_cqe_byte_len.next = self.k_zero32.val();
-            self.m_cqe_imm.next = self.k_zero32.val();
-            self.m_cqe_opcode.next = self.k_wc_recv.val();
-            self.m_cqe_status.next = self.k_st_flush.val();
-            self.m_cqe_wc_flags.next = self.k_zero8.val();
+            self.cqe.byte_len.next = self.k_zero32.val();
+            self.cqe.imm.next = self.k_zero32.val();
+            self.cqe.opcode.next = self.k_wc_recv.val();
+            self.cqe.status.next = self.k_st_flush.val();
+            self.cqe.wc_flags.next = self.k_zero8.val();
         }
         self.m_qp_err_valid.next = self.state.q.val() == self.k_fl_err.val();
         self.s_flush_ready.next = !self.fl_pend.q.val();
@@ -2043,8 +2020,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.after_cqe.next = self.k_f_ack.val();
         }
         if self.state.q.val() == self.k_f_cqe.val() {
-            self.m_cqe_valid.next = self.do_cqe.q.val();
-            if !self.do_cqe.q.val() | self.m_cqe_ready.val() {
+            self.cqe.valid.next = self.do_cqe.q.val();
+            if !self.do_cqe.q.val() | self.cqe.ready.val() {
                 self.state.d.next = self.after_cqe.val();
             }
         }
@@ -2078,13 +2055,13 @@ impl<const QA: usize> Logic for Responder<QA> {
             if self.prog.q.val() != self.k_prog_send.val() {
                 self.state.d.next = self.k_fl_chk.val();
             }
-            self.m_cqe_valid.next = self.prog.q.val() == self.k_prog_send.val();
-            if (self.prog.q.val() == self.k_prog_send.val()) & self.m_cqe_ready.val() {
+            self.cqe.valid.next = self.prog.q.val() == self.k_prog_send.val();
+            if (self.prog.q.val() == self.k_prog_send.val()) & self.cqe.ready.val() {
                 self.state.d.next = self.k_fl_chk.val();
             }
             // cleared once the CQE is taken (clearing it while the CQE waits for ready
             // lost the CQE)
-            if (self.prog.q.val() != self.k_prog_send.val()) | self.m_cqe_ready.val() {
+            if (self.prog.q.val() != self.k_prog_send.val()) | self.cqe.ready.val() {
                 self.prog.d.next = self.k_prog_idle.val();
             }
         }
@@ -2110,7 +2087,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             }
             self.state.d.next = self.k_fl_cqe.val();
         }
-        if (self.state.q.val() == self.k_fl_cqe.val()) & self.m_cqe_ready.val() {
+        if (self.state.q.val() == self.k_fl_cqe.val()) & self.cqe.ready.val() {
             self.rq_ci.d.next = self.rq_ci.q.val() + self.k_one32.val();
             self.state.d.next = self.k_fl_chk.val();
         }

@@ -765,7 +765,7 @@ impl Rtl {
         u.seg_rd.resp_last.next = slast;
         u.m_pkt_ready.next = rdy[8];
         u.m_pay_tready.next = rdy[9];
-        u.m_cqe_ready.next = rdy[10];
+        u.cqe.ready.next = rdy[10];
         u.s_op_rd_qpn.next = u64::from(op.0).into();
         u.s_op_rd_slot.next = op.1.into();
         // responses, their payloads, the DMA writes of the results
@@ -1005,20 +1005,20 @@ impl Rtl {
                 u.m_rx_cnt_qpn.val().to_u32(),
             ));
         }
-        if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
+        if u.cqe.valid.val() && u.cqe.ready.val() {
             out.cqes.push((
-                u.m_cqe_cqn.val().to_u32(),
+                u.cqe.cqn.val().to_u32(),
                 Cqe {
-                    wr_id: u.m_cqe_wr_id.val().to_u64(),
-                    byte_len: u.m_cqe_byte_len.val().to_u32(),
-                    imm_or_inv: u.m_cqe_imm.val().to_u32(),
-                    qp_num: u.m_cqe_qp_num.val().to_u32(),
-                    src_qp: u.m_cqe_src_qp.val().to_u32(),
-                    wqe_index: u.m_cqe_wqe_index.val().to_u32(),
-                    opcode: (u.m_cqe_opcode.val().to_u64() as u8).into(),
-                    status: (u.m_cqe_status.val().to_u64() as u8).into(),
-                    wc_flags: u.m_cqe_wc_flags.val().to_u64() as u8,
-                    vendor_err: u.m_cqe_vendor_err.val().to_u64() as u8,
+                    wr_id: u.cqe.wr_id.val().to_u64(),
+                    byte_len: u.cqe.byte_len.val().to_u32(),
+                    imm_or_inv: u.cqe.imm.val().to_u32(),
+                    qp_num: u.cqe.qp_num.val().to_u32(),
+                    src_qp: u.cqe.src_qp.val().to_u32(),
+                    wqe_index: u.cqe.wqe_index.val().to_u32(),
+                    opcode: (u.cqe.opcode.val().to_u64() as u8).into(),
+                    status: (u.cqe.status.val().to_u64() as u8).into(),
+                    wc_flags: u.cqe.wc_flags.val().to_u64() as u8,
+                    vendor_err: u.cqe.vendor_err.val().to_u64() as u8,
                     phase: 0,
                 },
             ));

@@ -578,7 +578,7 @@ impl Rtl {
             u.m_read_job_ready.next = rdy[9];
             u.m_atomic_job_ready.next = rdy[10];
             u.m_replay_ready.next = rdy[11];
-            u.m_cqe_ready.next = rdy[8];
+            u.cqe.ready.next = rdy[8];
             let err = errs.front().copied();
             u.s_read_err_valid.next = err.is_some_and(|e| !e.0);
             u.s_atomic_err_valid.next = err.is_some_and(|e| e.0);
@@ -833,21 +833,21 @@ impl Rtl {
                     out.frames.push(self.job_frame(a, &h, &[]));
                 }
             }
-            if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
+            if u.cqe.valid.val() && u.cqe.ready.val() {
                 let c = Cqe {
-                    wr_id: u.m_cqe_wr_id.val().to_u64(),
-                    byte_len: u.m_cqe_byte_len.val().to_u64() as u32,
-                    imm_or_inv: u.m_cqe_imm.val().to_u64() as u32,
-                    qp_num: u.m_cqe_qp_num.val().to_u64() as u32,
-                    src_qp: u.m_cqe_src_qp.val().to_u64() as u32,
-                    wqe_index: u.m_cqe_wqe_index.val().to_u64() as u32,
-                    opcode: WcOpcode::from(u.m_cqe_opcode.val().to_u64() as u8),
-                    status: WcStatus::from(u.m_cqe_status.val().to_u64() as u8),
-                    wc_flags: u.m_cqe_wc_flags.val().to_u64() as u8,
-                    vendor_err: u.m_cqe_vendor_err.val().to_u64() as u8,
+                    wr_id: u.cqe.wr_id.val().to_u64(),
+                    byte_len: u.cqe.byte_len.val().to_u64() as u32,
+                    imm_or_inv: u.cqe.imm.val().to_u64() as u32,
+                    qp_num: u.cqe.qp_num.val().to_u64() as u32,
+                    src_qp: u.cqe.src_qp.val().to_u64() as u32,
+                    wqe_index: u.cqe.wqe_index.val().to_u64() as u32,
+                    opcode: WcOpcode::from(u.cqe.opcode.val().to_u64() as u8),
+                    status: WcStatus::from(u.cqe.status.val().to_u64() as u8),
+                    wc_flags: u.cqe.wc_flags.val().to_u64() as u8,
+                    vendor_err: u.cqe.vendor_err.val().to_u64() as u8,
                     phase: 0,
                 };
-                out.cqes.push((u.m_cqe_cqn.val().to_u64() as u32, c));
+                out.cqes.push((u.cqe.cqn.val().to_u64() as u32, c));
             }
             if u.m_inv_valid.val() && u.m_inv_ready.val() {
                 let ok = self.tables.invalidate(

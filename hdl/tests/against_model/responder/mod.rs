@@ -248,7 +248,7 @@ impl Env {
             u.m_read_job_ready.next = true;
             u.m_atomic_job_ready.next = true;
             u.m_replay_ready.next = true;
-            u.m_cqe_ready.next = true;
+            u.cqe.ready.next = true;
             u.s_read_err_valid.next = false;
             u.s_atomic_err_valid.next = false;
             u.m_qp_err_ready.next = true;
@@ -349,18 +349,18 @@ impl Env {
                 out.acks
                     .push((get(&r, sa, sw), get(&r, pa, pw), get(&r, ma, mw)));
             }
-            if u.m_cqe_valid.val() && u.m_cqe_ready.val() {
-                assert_eq!(u.m_cqe_cqn.val().to_u64(), 7);
-                assert_eq!(u.m_cqe_qp_num.val().to_u64(), u64::from(QPN));
-                assert_eq!(u.m_cqe_src_qp.val().to_u64(), u64::from(DEST_QPN));
+            if u.cqe.valid.val() && u.cqe.ready.val() {
+                assert_eq!(u.cqe.cqn.val().to_u64(), 7);
+                assert_eq!(u.cqe.qp_num.val().to_u64(), u64::from(QPN));
+                assert_eq!(u.cqe.src_qp.val().to_u64(), u64::from(DEST_QPN));
                 out.cqes.push((
-                    u.m_cqe_status.val().to_u64(),
-                    u.m_cqe_opcode.val().to_u64(),
-                    u.m_cqe_byte_len.val().to_u64(),
-                    u.m_cqe_wr_id.val().to_u64(),
-                    u.m_cqe_wqe_index.val().to_u64(),
-                    u.m_cqe_imm.val().to_u64(),
-                    u.m_cqe_wc_flags.val().to_u64(),
+                    u.cqe.status.val().to_u64(),
+                    u.cqe.opcode.val().to_u64(),
+                    u.cqe.byte_len.val().to_u64(),
+                    u.cqe.wr_id.val().to_u64(),
+                    u.cqe.wqe_index.val().to_u64(),
+                    u.cqe.imm.val().to_u64(),
+                    u.cqe.wc_flags.val().to_u64(),
                 ));
             }
             if u.m_qp_err_valid.val() {
