@@ -125,6 +125,7 @@ use rocenic_proto::abi::regs::Counter;
 
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
+use crate::bus::mr::{MrClient, MrServer, MrShare};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
 use crate::common::job_slice::JobSlice;
@@ -337,7 +338,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     qpa_share: CtxRdShare<QA, { qpa_layout::BITS }>,
     /// The shared `MrCheck`'s current request is the requester's (held from the request
     /// taken until its answer is taken).
-    mr_req_own: DFF<Bit>,
+    mr_share: MrShare,
     /// The requester's QP-error pulse, held until the command engine takes it.
     qe_pend: DFF<Bit>,
     qe_pend_qpn: DFF<Bits<QA>>,
@@ -635,7 +636,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             cqe_share: Default::default(),
             qpc_share: Default::default(),
             qpa_share: Default::default(),
-            mr_req_own: Default::default(),
+            mr_share: Default::default(),
             qe_pend: Default::default(),
             qe_pend_qpn: Default::default(),
             qe_busy: Default::default(),
@@ -691,7 +692,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             st_q_err,
             st_c_valid,
             st_c_err,
-            mr_req_own,
             qe_pend,
             qe_pend_qpn,
             qe_busy,
@@ -1027,38 +1027,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_ctl_m_cq_rd_data.next = self.control.cq_rd.resp_data.val();
 
         // ---- MR checks: responder (first) and requester -> one MrCheck -> mr table ----
-        // MrCheck takes one request at a time and answers it before taking the next, so
-        // the owner of a request taken is the owner of the next answer.
-        self.mr.port.req_valid.next = self.resp.mr.req_valid.val() | self.req.mr.req_valid.val();
-        self.mr.port.req_key.next = self.req.mr.req_key.val();
-        self.mr.port.req_pdn.next = self.req.mr.req_pdn.val();
-        self.mr.port.req_va.next = self.req.mr.req_va.val();
-        self.mr.port.req_len.next = self.req.mr.req_len.val();
-        self.mr.port.req_need.next = self.req.mr.req_need.val();
-        if self.resp.mr.req_valid.val() {
-            self.mr.port.req_key.next = self.resp.mr.req_key.val();
-            self.mr.port.req_pdn.next = self.resp.mr.req_pdn.val();
-            self.mr.port.req_va.next = self.resp.mr.req_va.val();
-            self.mr.port.req_len.next = self.resp.mr.req_len.val();
-            self.mr.port.req_need.next = self.resp.mr.req_need.val();
-        }
-        self.resp.mr.req_ready.next = self.mr.port.req_ready.val();
-        self.req.mr.req_ready.next = self.mr.port.req_ready.val() & !self.resp.mr.req_valid.val();
-        if self.mr.port.req_ready.val()
-            & (self.resp.mr.req_valid.val() | self.req.mr.req_valid.val())
-        {
-            self.mr_req_own.d.next = !self.resp.mr.req_valid.val();
-        }
-        self.resp.mr.res_valid.next = self.mr.port.res_valid.val() & !self.mr_req_own.q.val();
-        self.req.mr.res_valid.next = self.mr.port.res_valid.val() & self.mr_req_own.q.val();
-        self.resp.mr.res_ok.next = self.mr.port.res_ok.val();
-        self.req.mr.res_ok.next = self.mr.port.res_ok.val();
-        self.resp.mr.res_iova.next = self.mr.port.res_iova.val();
-        self.req.mr.res_iova.next = self.mr.port.res_iova.val();
-        self.mr.port.res_ready.next = self.resp.mr.res_ready.val();
-        if self.mr_req_own.q.val() {
-            self.mr.port.res_ready.next = self.req.mr.res_ready.val();
-        }
+        self.mr_share.clock.next = self.clock.val();
+        self.mr_share.reset.next = self.reset.val();
+        MrServer::join(&mut self.mr_share.first, &mut self.resp.mr);
+        MrServer::join(&mut self.mr_share.second, &mut self.req.mr);
+        MrClient::join(&mut self.mr_share.out, &mut self.mr.port);
         self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
         CtxRdClient::<MA, { mr_layout::BITS }>::join(&mut self.mr.mr_rd, &mut self.control.mr_rd);
 
@@ -1717,7 +1690,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.rsp_pay.d.next = false;
             self.st_q_valid.d.next = false;
             self.st_a_valid.d.next = false;
-            self.mr_req_own.d.next = false;
             self.qe_pend.d.next = false;
             self.qe_busy.d.next = false;
             self.rd_err_n.d.next = self.zero7.val();
