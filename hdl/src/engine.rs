@@ -354,7 +354,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_db_rq: Constant<Bits<2>>,
     k_db_sq: Constant<Bits<2>>,
     zero4: Constant<Bits<4>>,
-    zero5: Constant<Bits<5>>,
     k_ev_reset: Constant<Bits<2>>,
     k_ev_destroyed: Constant<Bits<2>>,
     k_ev_error: Constant<Bits<2>>,
@@ -418,6 +417,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
     unused_rdr_tag: Signal<Local, Bits<8>>,
     unused_atom_tag: Signal<Local, Bits<8>>,
+    unused_resp_tag: Signal<Local, Bits<8>>,
     unused_rd_top_m0_resp_tag: Signal<Local, Bits<7>>,
     unused_rd_sub_m0_resp_tag: Signal<Local, Bits<5>>,
     unused_rd_sub_m1_resp_tag: Signal<Local, Bits<5>>,
@@ -541,7 +541,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_db_rq: Constant::new(DB_RQ.to_bits()),
             k_db_sq: Constant::new(DB_SQ.to_bits()),
             zero4: Constant::new(0u64.to_bits()),
-            zero5: Constant::new(0u64.to_bits()),
             k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
             k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
             k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
@@ -601,6 +600,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_mr_m_res_err: Default::default(),
             unused_rdr_tag: Default::default(),
             unused_atom_tag: Default::default(),
+            unused_resp_tag: Default::default(),
             unused_rd_top_m0_resp_tag: Default::default(),
             unused_rd_sub_m0_resp_tag: Default::default(),
             unused_rd_sub_m1_resp_tag: Default::default(),
@@ -1256,11 +1256,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
 
         // ---- DMA reads: rd_top(ReadResp, rd_mid(rd_sub(responder, atomic unit),
         //      rd_req(requester WQE fetch, Segmenter))) ----
-        self.rd_sub.s0_req_valid.next = self.resp.m_dma_rd_req_valid.val();
-        self.rd_sub.s0_req_addr.next = self.resp.m_dma_rd_req_addr.val();
-        self.rd_sub.s0_req_len.next = self.resp.m_dma_rd_req_len.val();
-        self.rd_sub.s0_req_tag.next = self.zero5.val();
-        self.resp.m_dma_rd_req_ready.next = self.rd_sub.s0_req_ready.val();
+        self.rd_sub.s0_req_valid.next = self.resp.dma_rd.req_valid.val();
+        self.rd_sub.s0_req_addr.next = self.resp.dma_rd.req_addr.val();
+        self.rd_sub.s0_req_len.next = self.resp.dma_rd.req_len.val();
+        self.rd_sub.s0_req_tag.next = self.resp.dma_rd.req_tag.val().get_bits::<5>(0);
+        self.unused_resp_tag.next = self.resp.dma_rd.req_tag.val();
+        self.resp.dma_rd.req_ready.next = self.rd_sub.s0_req_ready.val();
         self.rd_sub.s1_req_valid.next = self.atom.dma_rd.req_valid.val();
         self.rd_sub.s1_req_addr.next = self.atom.dma_rd.req_addr.val();
         self.rd_sub.s1_req_len.next = self.atom.dma_rd.req_len.val();
@@ -1435,12 +1436,13 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.req.seg_rd.resp_err.next = self.sk_seg_resp.m_err.val();
         self.sk_seg_resp.m_ready.next = self.req.seg_rd.resp_ready.val();
         self.unused_rd_req_m1_resp_tag.next = self.rd_req.m1_resp_tag.val();
-        self.resp.s_dma_rd_resp_valid.next = self.rd_sub.m0_resp_valid.val();
-        self.resp.s_dma_rd_resp_data.next = self.rd_sub.m0_resp_data.val();
-        self.resp.s_dma_rd_resp_last.next = self.rd_sub.m0_resp_last.val();
-        self.resp.s_dma_rd_resp_err.next = self.rd_sub.m0_resp_err.val();
-        self.rd_sub.m0_resp_ready.next = self.resp.s_dma_rd_resp_ready.val();
+        self.resp.dma_rd.resp_valid.next = self.rd_sub.m0_resp_valid.val();
+        self.resp.dma_rd.resp_data.next = self.rd_sub.m0_resp_data.val();
+        self.resp.dma_rd.resp_last.next = self.rd_sub.m0_resp_last.val();
+        self.resp.dma_rd.resp_err.next = self.rd_sub.m0_resp_err.val();
+        self.rd_sub.m0_resp_ready.next = self.resp.dma_rd.resp_ready.val();
         self.unused_rd_sub_m0_resp_tag.next = self.rd_sub.m0_resp_tag.val();
+        self.resp.dma_rd.resp_tag.next = self.zero8.val();
         self.atom.dma_rd.resp_valid.next = self.rd_sub.m1_resp_valid.val();
         self.atom.dma_rd.resp_data.next = self.rd_sub.m1_resp_data.val();
         self.atom.dma_rd.resp_tag.next = self.zero8.val();

@@ -145,6 +145,7 @@ pub mod rsp_order;
 
 use crate::bus::cqe::CqeClient;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
+use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::common::cat::Cat;
@@ -307,15 +308,7 @@ pub struct Responder<const QA: usize> {
     pub mr: MrClient,
 
     /// DMA read client (RQ WQEs: up to 8 posted ones, 64 bytes each, in one read).
-    pub m_dma_rd_req_valid: Signal<Out, Bit>,
-    pub m_dma_rd_req_ready: Signal<In, Bit>,
-    pub m_dma_rd_req_addr: Signal<Out, Bits<64>>,
-    pub m_dma_rd_req_len: Signal<Out, Bits<16>>,
-    pub s_dma_rd_resp_valid: Signal<In, Bit>,
-    pub s_dma_rd_resp_ready: Signal<Out, Bit>,
-    pub s_dma_rd_resp_data: Signal<In, Bits<512>>,
-    pub s_dma_rd_resp_last: Signal<In, Bit>,
-    pub s_dma_rd_resp_err: Signal<In, Bit>,
+    pub dma_rd: DmaRdClient,
 
     /// DMA write client (payload: one request per packet, data packed from lane 0).
     pub dma_wr: DmaWrClient,
@@ -502,7 +495,6 @@ pub struct Responder<const QA: usize> {
     qpn: DFF<Bits<QA>>,
     /// The RQ's WQE reader: up to 8 posted receive WQEs read at once and kept.
     rqf: RingFetch<QA>,
-    unused_rqf_tag: Signal<Local, Bits<8>>,
     /// The fetch's QP and index are the request's (`qpn`, `rq_ci`), kept here.
     unused_rqf_qpn: Signal<Local, Bits<QA>>,
     unused_rqf_index: Signal<Local, Bits<32>>,
@@ -511,7 +503,6 @@ pub struct Responder<const QA: usize> {
     /// A receive WQE's bytes past its SGE and between `num_sge` and the SGE.
     unused_rqe_hi: Signal<Local, Bits<256>>,
     unused_rqe_mid: Signal<Local, Bits<56>>,
-    k_tag0: Constant<Bits<8>>,
     // DMA error reports waiting
     rerr_pend: DFF<Bit>,
     rerr_qpn: DFF<Bits<QA>>,
@@ -719,15 +710,7 @@ impl<const QA: usize> Default for Responder<QA> {
             qps_rd: Default::default(),
             qps_wr: Default::default(),
             mr: Default::default(),
-            m_dma_rd_req_valid: Default::default(),
-            m_dma_rd_req_ready: Default::default(),
-            m_dma_rd_req_addr: Default::default(),
-            m_dma_rd_req_len: Default::default(),
-            s_dma_rd_resp_valid: Default::default(),
-            s_dma_rd_resp_ready: Default::default(),
-            s_dma_rd_resp_data: Default::default(),
-            s_dma_rd_resp_last: Default::default(),
-            s_dma_rd_resp_err: Default::default(),
+            dma_rd: Default::default(),
             dma_wr: Default::default(),
             m_ack_pkt_valid: Default::default(),
             m_ack_pkt_ready: Default::default(),
@@ -874,14 +857,12 @@ impl<const QA: usize> Default for Responder<QA> {
             cqe_flags: Default::default(),
             qpn: Default::default(),
             rqf: Default::default(),
-            unused_rqf_tag: Default::default(),
             unused_rqf_qpn: Default::default(),
             unused_rqf_index: Default::default(),
             unused_rqf_err_qpn: Default::default(),
             unused_rqf_err_index: Default::default(),
             unused_rqe_hi: Default::default(),
             unused_rqe_mid: Default::default(),
-            k_tag0: Constant::new(0u64.to_bits()),
             rerr_pend: Default::default(),
             rerr_qpn: Default::default(),
             rerr_psn: Default::default(),
@@ -1275,23 +1256,13 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.rqf.s_req_posted.next = self.rq_pi.q.val() - self.rq_ci.q.val();
         self.rqf.m_ent_ready.next = (self.state.q.val() == self.k_rq_resp.val())
             | (self.state.q.val() == self.k_fl_resp.val());
-        self.m_dma_rd_req_valid.next = self.rqf.dma_rd.req_valid.val();
-        self.rqf.dma_rd.req_ready.next = self.m_dma_rd_req_ready.val();
-        self.m_dma_rd_req_addr.next = self.rqf.dma_rd.req_addr.val();
-        self.m_dma_rd_req_len.next = self.rqf.dma_rd.req_len.val();
-        self.unused_rqf_tag.next = self.rqf.dma_rd.req_tag.val();
         self.unused_rqf_qpn.next = self.rqf.m_ent_qpn.val();
         self.unused_rqf_index.next = self.rqf.m_ent_index.val();
         self.unused_rqf_err_qpn.next = self.rqf.m_err_qpn.val();
         self.unused_rqf_err_index.next = self.rqf.m_err_index.val();
         self.unused_rqe_hi.next = self.rqf.m_ent_beat.val().get_bits::<256>(256);
         self.unused_rqe_mid.next = self.rqf.m_ent_beat.val().get_bits::<56>(72);
-        self.rqf.dma_rd.resp_valid.next = self.s_dma_rd_resp_valid.val();
-        self.s_dma_rd_resp_ready.next = self.rqf.dma_rd.resp_ready.val();
-        self.rqf.dma_rd.resp_data.next = self.s_dma_rd_resp_data.val();
-        self.rqf.dma_rd.resp_tag.next = self.k_tag0.val();
-        self.rqf.dma_rd.resp_last.next = self.s_dma_rd_resp_last.val();
-        self.rqf.dma_rd.resp_err.next = self.s_dma_rd_resp_err.val();
+        DmaRdClient::link(&mut self.dma_rd, &mut self.rqf.dma_rd);
         self.dma_wr.req_valid.next = self.state.q.val() == self.k_wr_req.val();
         self.dma_wr.req_addr.next = self.iova.q.val();
         self.dma_wr.req_len.next = self.pay_len.q.val();

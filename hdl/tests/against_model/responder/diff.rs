@@ -563,12 +563,12 @@ impl Rtl {
             u.mr.res_valid.next = mr_res.is_some();
             u.mr.res_ok.next = mr_res.is_some_and(|r| r.1.is_ok());
             u.mr.res_iova.next = mr_res.map_or(0, |r| r.1.unwrap_or(0)).into();
-            u.m_dma_rd_req_ready.next = rd_resp.is_none() && rdy[5];
+            u.dma_rd.req_ready.next = rd_resp.is_none() && rdy[5];
             let resp = rd_resp.filter(|r| r.0 == 0);
-            u.s_dma_rd_resp_valid.next = resp.is_some();
-            u.s_dma_rd_resp_err.next = resp.is_some_and(|r| r.1.is_none());
-            u.s_dma_rd_resp_last.next = rd_more.is_empty();
-            u.s_dma_rd_resp_data.next = beat_from_bytes(&resp.and_then(|r| r.1).unwrap_or([0; 64]));
+            u.dma_rd.resp_valid.next = resp.is_some();
+            u.dma_rd.resp_err.next = resp.is_some_and(|r| r.1.is_none());
+            u.dma_rd.resp_last.next = rd_more.is_empty();
+            u.dma_rd.resp_data.next = beat_from_bytes(&resp.and_then(|r| r.1).unwrap_or([0; 64]));
             u.dma_wr.req_ready.next = wr.is_none() && status_due.is_none() && rdy[6];
             u.dma_wr.data_ready.next = rdy[7];
             let st = status_due.filter(|s| s.0 == 0);
@@ -650,15 +650,15 @@ impl Rtl {
                     .map_err(|_| ());
                 mr_pending = Some((1 + self.rng.below(3) as u32, r));
             }
-            if resp.is_some() && u.s_dma_rd_resp_ready.val() {
+            if resp.is_some() && u.dma_rd.resp_ready.val() {
                 rd_resp = rd_more.pop_front().map(|b| (0, Some(b)));
             } else if let Some((d, r)) = rd_resp {
                 rd_resp = Some((d.saturating_sub(1), r));
             }
-            if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
-                let a = u.m_dma_rd_req_addr.val().to_u64();
+            if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
+                let a = u.dma_rd.req_addr.val().to_u64();
                 // RQ WQEs: up to 8 slots of 64 bytes in one read
-                let n = u.m_dma_rd_req_len.val().to_u64() as usize;
+                let n = u.dma_rd.req_len.val().to_u64() as usize;
                 assert!(
                     n.is_multiple_of(64) && (64..=512).contains(&n),
                     "a read of {n} bytes"

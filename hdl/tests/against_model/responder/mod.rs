@@ -235,11 +235,11 @@ impl Env {
             u.mr.res_valid.next = mr_res.is_some();
             u.mr.res_ok.next = mr_res.is_some_and(|r| r.0);
             u.mr.res_iova.next = mr_res.map_or(0, |r| r.1).into();
-            u.m_dma_rd_req_ready.next = rd_resp.is_none();
-            u.s_dma_rd_resp_valid.next = rd_resp.is_some();
-            u.s_dma_rd_resp_err.next = rd_resp.is_some_and(|r| r.is_none());
-            u.s_dma_rd_resp_last.next = rd_more.is_empty();
-            u.s_dma_rd_resp_data.next = beat_from_bytes(&rd_resp.flatten().unwrap_or([0; 64]));
+            u.dma_rd.req_ready.next = rd_resp.is_none();
+            u.dma_rd.resp_valid.next = rd_resp.is_some();
+            u.dma_rd.resp_err.next = rd_resp.is_some_and(|r| r.is_none());
+            u.dma_rd.resp_last.next = rd_more.is_empty();
+            u.dma_rd.resp_data.next = beat_from_bytes(&rd_resp.flatten().unwrap_or([0; 64]));
             u.dma_wr.req_ready.next = wr.is_none();
             u.dma_wr.data_ready.next = true;
             u.dma_wr.status_valid.next = status_due;
@@ -292,11 +292,11 @@ impl Env {
                     u.mr.req_pdn.val().to_u64() as u32,
                 ));
             }
-            if rd_resp.is_some() && u.s_dma_rd_resp_ready.val() {
+            if rd_resp.is_some() && u.dma_rd.resp_ready.val() {
                 rd_resp = rd_more.pop_front().map(Some);
-            } else if u.m_dma_rd_req_valid.val() && u.m_dma_rd_req_ready.val() {
-                let a = u.m_dma_rd_req_addr.val().to_u64();
-                let n = u.m_dma_rd_req_len.val().to_u64();
+            } else if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
+                let a = u.dma_rd.req_addr.val().to_u64();
+                let n = u.dma_rd.req_len.val().to_u64();
                 out.dma_reads.push((a, n));
                 let raw: Option<Vec<u8>> =
                     (0..n).map(|i| self.mem.get(&(a + i)).copied()).collect();
