@@ -84,14 +84,9 @@
 //!   so TxPath's ready would close a loop through it); a third slice carries its WQE
 //!   fetch's DMA responses (the fetch's answer reaches the Segmenter's response ready
 //!   inside the requester, and `rd_req` routes both in one `always`);
-//! - DMA: reads through a [`DmaReadMux`] cascade, one tag bit a level (ReadResp on client
-//!   0 of the port's mux; under client 1 a second level over the responder's RQ WQE fetch
-//!   and the atomic unit, and the requester's SQ WQE fetch and Segmenter payload reads;
-//!   the clients keep 5 tag bits, the Segmenter uses 4), writes through two
-//!   [`DmaWriteMux`]es in three (`wr_a`: the responder's payload and atomic writes;
-//!   `wr_q`: CQEs and the requester's READ-data / atomic-original writes, the latter
-//!   through two register slices; both into `wr_b` through register slices, statuses a
-//!   cycle late);
+//! - DMA: every client's reads and writes through [`DmaFabric`] (`dma::fabric`: a tree of
+//!   two-client muxes with register slices, one tag bit a read level; the clients keep 5
+//!   tag bits, the Segmenter uses 4);
 //! - counters: `TxFrames`/`TxBytes` from TxPath, `Duplicates`, `PsnSeqDrops`, `NaksSent`,
 //!   `RnrNaksSent`, `UnknownQpDrops`, `DmaFaults` from the responder (and the completion
 //!   engine's refused CQE writes, and the requester's refused SQ and payload reads and
@@ -102,8 +97,8 @@
 //!   an [`EventSum`], so two in one cycle count twice. The pulses that name a QP also go
 //!   to the per-QP counters (`QpCounters`, in `Control`; `TxFrames`/`TxBytes` with
 //!   TxPath's `m_tx_qpn`, the sending QP every TX record carries as `src_qp`);
-//!   QUERY_QP_COUNTERS's DMA write goes through `wr_c`, beside the completion engine's
-//!   CQE writes (both into `wr_q`'s client 0 through register slices).
+//!   QUERY_QP_COUNTERS's DMA write goes through the fabric beside the completion
+//!   engine's CQE writes.
 //!
 //! `UnknownQpDrops` also counts frames for another IPv4 address (the RX front end's
 //! verdict) and a QP's requests and responses from an address other than its peer's (the
@@ -125,6 +120,8 @@ use rocenic_proto::abi::regs::Counter;
 
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
+use crate::bus::dma_rd::DmaRdServer;
+use crate::bus::dma_wr::DmaWrServer;
 use crate::bus::mr::{MrClient, MrServer, MrShare};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
@@ -136,8 +133,7 @@ use crate::control::ctx_tables::*;
 use crate::control::mr_check::MrCheck;
 use crate::control::regfile::{DB_RQ, DB_SQ};
 use crate::control::Control;
-use crate::dma::dma_rd_mux::DmaReadMux;
-use crate::dma::dma_wr_mux::DmaWriteMux;
+use crate::dma::fabric::DmaFabric;
 use crate::prelude::*;
 use crate::requester::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
 use crate::requester::{Requester, CNT_UNKNOWN_QP};
@@ -232,93 +228,12 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     rd_err_now: Signal<Local, Bit>,
     zero7: Constant<Bits<7>>,
     one7: Constant<Bits<7>>,
-    /// The DMA read port: ReadResp (client 0) and `rd_mid` (client 1).
-    rd_top: DmaReadMux<7, 8>,
-    /// `rd_sub` (client 0) and `rd_req` (client 1).
-    rd_mid: DmaReadMux<6, 7>,
-    /// The responder's RQ WQE fetch (client 0) and the atomic unit (client 1).
-    rd_sub: DmaReadMux<5, 6>,
-    /// The requester's SQ WQE fetch (client 0) and its Segmenter's payload reads (client 1).
-    rd_req: DmaReadMux<5, 6>,
-    /// The responder's payload writes (client 0) and the atomic unit's writes (client 1).
-    wr_a: DmaWriteMux,
-    /// The DMA write port: `wr_a` (client 0) and the completion engine (client 1).
-    wr_b: DmaWriteMux,
-    /// Register slices around ReadResp (its DMA request, its DMA responses, its records
-    /// and payload): its handshakes and the muxes' would close loops (see `skid`).
-    sk_rd_req: Skid<87>,
-    sk_rd_resp: Skid<512>,
     sk_pkt: Skid<RECORD_BITS>,
     sk_pay: Skid<512>,
-    /// Register slices between the cascaded muxes (rd_sub -> rd_top requests, rd_top ->
-    /// rd_sub responses, wr_a -> wr_b requests and data): the muxes' handshakes would close
-    /// loops through each other otherwise.
-    sk_sub_req: Skid<87>,
-    sk_sub_resp: Skid<519>,
     /// Register slices between the requester's records / payloads and TxPath (its
     /// Segmenter passes DMA read data through to its payload output).
     sk_rq_pkt: Skid<RECORD_BITS>,
     sk_rq_pay: Skid<512>,
-    /// The requester's WQE-fetch responses: `rd_req` routes both clients' responses in
-    /// one `always`, and inside the requester the fetch's answer reaches the Segmenter's
-    /// response ready, a loop without it.
-    sk_wqe_resp: Skid<512>,
-    /// The Segmenter's payload responses, for the same reason (its response ready depends
-    /// on its own state, which `rd_req`'s routing of the other client feeds).
-    sk_seg_resp: Skid<512>,
-    sk_s2_req: Skid<86>,
-    sk_s2_resp: Skid<518>,
-    sk_r2_req: Skid<86>,
-    sk_r2_resp: Skid<518>,
-    sk_wa_req: Skid<80>,
-    sk_wa_data: Skid<576>,
-    sub_req_lt: Cat<16, 7, 23>,
-    sub_req_cat: Cat<64, 23, 87>,
-    sub_resp_cat: Cat<7, 512, 519>,
-    s2_req_lt: Cat<16, 6, 22>,
-    s2_req_cat: Cat<64, 22, 86>,
-    s2_resp_cat: Cat<6, 512, 518>,
-    r2_req_lt: Cat<16, 6, 22>,
-    r2_req_cat: Cat<64, 22, 86>,
-    r2_resp_cat: Cat<6, 512, 518>,
-    wa_req_cat: Cat<64, 16, 80>,
-    wa_data_cat: Cat<64, 512, 576>,
-    /// `{len, tag[6:0]}` and `{addr, len, tag[6:0]}` of ReadResp's DMA request.
-    rd_req_lt: Cat<16, 7, 23>,
-    rd_req_cat: Cat<64, 23, 87>,
-    /// The completion engine (client 0) and the requester's READ/atomic result writes
-    /// (client 1), into `wr_b`'s client 1.
-    wr_q: DmaWriteMux,
-    /// Register slices on the requester's write request and data (its data ready reaches
-    /// its payload ready and the RX front end's) and between `wr_q` and `wr_b`.
-    sk_rw_req: Skid<80>,
-    sk_rw_data: Skid<576>,
-    sk_wq_req: Skid<80>,
-    sk_wq_data: Skid<576>,
-    rw_req_cat: Cat<64, 16, 80>,
-    rw_data_cat: Cat<64, 512, 576>,
-    wq_req_cat: Cat<64, 16, 80>,
-    wq_data_cat: Cat<64, 512, 576>,
-    /// The completion engine (client 0) and the command engine's QUERY_QP_COUNTERS writes
-    /// (client 1, from `control`), into `wr_q`'s client 0 through register slices (two
-    /// cascaded muxes' handshakes would close a loop), statuses a cycle late.
-    wr_c: DmaWriteMux,
-    sk_wc_req: Skid<80>,
-    sk_wc_data: Skid<576>,
-    wc_req_cat: Cat<64, 16, 80>,
-    wc_data_cat: Cat<64, 512, 576>,
-    st_c_valid: DFF<Bit>,
-    st_c_err: DFF<Bit>,
-    unused_sk_wc_req_m_last: Signal<Local, Bit>,
-    unused_sk_wc_req_m_err: Signal<Local, Bit>,
-    unused_sk_wc_data_m_err: Signal<Local, Bit>,
-    /// `wr_b`'s statuses for `wr_q`, a cycle late.
-    st_q_valid: DFF<Bit>,
-    st_q_err: DFF<Bit>,
-    /// `wr_b`'s statuses for `wr_a`, a cycle late (the two muxes' handshakes would close a
-    /// loop otherwise).
-    st_a_valid: DFF<Bit>,
-    st_a_err: DFF<Bit>,
     /// Our MAC, `{MAC_HI, MAC_LO}`.
     mac_cat: Cat<16, 32, 48>,
     incs: CounterIncs,
@@ -333,6 +248,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     rsp_pay: DFF<Bit>,
     /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
     /// (1 = the requester): its answer is theirs.
+    /// The DMA read and write fabric (`dma::fabric`).
+    dma: DmaFabric,
     cqe_share: CqeShare,
     qpc_share: CtxRdShare<QA, { qpc_layout::BITS }>,
     qpa_share: CtxRdShare<QA, { qpa_layout::BITS }>,
@@ -390,17 +307,9 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_req_m_op_pmtu: Signal<Local, Bits<3>>,
     unused_req_m_op_done: Signal<Local, Bits<1>>,
     unused_req_m_op_status: Signal<Local, Bits<8>>,
-    unused_wqe_tag: Signal<Local, Bits<8>>,
-    unused_seg_tag: Signal<Local, Bits<8>>,
-    unused_rd_req_m0_resp_tag: Signal<Local, Bits<5>>,
-    unused_rd_req_m1_resp_tag: Signal<Local, Bits<5>>,
     unused_sk_rq_pkt_m_last: Signal<Local, Bit>,
     unused_sk_rq_pkt_m_err: Signal<Local, Bit>,
     unused_sk_rq_pay_m_err: Signal<Local, Bit>,
-    unused_sk_s2_req_m_last: Signal<Local, Bit>,
-    unused_sk_s2_req_m_err: Signal<Local, Bit>,
-    unused_sk_r2_req_m_last: Signal<Local, Bit>,
-    unused_sk_r2_req_m_err: Signal<Local, Bit>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
     unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
@@ -415,30 +324,11 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_rx_m_hdr_atomic_rkey: Signal<Local, Bits<32>>,
     unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
-    unused_rdr_tag: Signal<Local, Bits<8>>,
-    unused_atom_tag: Signal<Local, Bits<8>>,
-    unused_resp_tag: Signal<Local, Bits<8>>,
-    unused_rd_top_m0_resp_tag: Signal<Local, Bits<7>>,
-    unused_rd_sub_m0_resp_tag: Signal<Local, Bits<5>>,
-    unused_rd_sub_m1_resp_tag: Signal<Local, Bits<5>>,
     unused_tx_m_err_payload: Signal<Local, Bit>,
     unused_tx_m_err_icrc: Signal<Local, Bit>,
-    unused_sk_rd_req_m_last: Signal<Local, Bit>,
-    unused_sk_rd_req_m_err: Signal<Local, Bit>,
     unused_sk_pay_m_err: Signal<Local, Bit>,
     unused_sk_rsp_m_last: Signal<Local, Bit>,
     unused_sk_rsp_m_err: Signal<Local, Bit>,
-    unused_sk_sub_req_m_last: Signal<Local, Bit>,
-    unused_sk_sub_req_m_err: Signal<Local, Bit>,
-    unused_sk_wa_req_m_last: Signal<Local, Bit>,
-    unused_sk_wa_req_m_err: Signal<Local, Bit>,
-    unused_sk_wa_data_m_err: Signal<Local, Bit>,
-    unused_sk_rw_req_m_last: Signal<Local, Bit>,
-    unused_sk_rw_req_m_err: Signal<Local, Bit>,
-    unused_sk_rw_data_m_err: Signal<Local, Bit>,
-    unused_sk_wq_req_m_last: Signal<Local, Bit>,
-    unused_sk_wq_req_m_err: Signal<Local, Bit>,
-    unused_sk_wq_data_m_err: Signal<Local, Bit>,
 }
 
 impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
@@ -507,27 +397,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             rd_err_now: Default::default(),
             zero7: Constant::new(0u64.to_bits()),
             one7: Constant::new(1u64.to_bits()),
-            rd_top: Default::default(),
-            rd_sub: Default::default(),
-            wr_a: Default::default(),
-            wr_b: Default::default(),
-            sk_rd_req: Default::default(),
-            sk_rd_resp: Default::default(),
             sk_pkt: Default::default(),
             sk_pay: Default::default(),
-            sk_sub_req: Default::default(),
-            sk_sub_resp: Default::default(),
-            sk_wa_req: Default::default(),
-            sk_wa_data: Default::default(),
-            sub_req_lt: Default::default(),
-            sub_req_cat: Default::default(),
-            sub_resp_cat: Default::default(),
-            wa_req_cat: Default::default(),
-            wa_data_cat: Default::default(),
-            rd_req_lt: Default::default(),
-            rd_req_cat: Default::default(),
-            st_a_valid: Default::default(),
-            st_a_err: Default::default(),
             mac_cat: Default::default(),
             incs: Default::default(),
             ev_malformed: Default::default(),
@@ -551,33 +422,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_cnt_dup: Constant::new(CNT_DUP.to_bits()),
             k_cnt_malformed: Constant::new(CNT_MALFORMED.to_bits()),
             k_cnt_unknown_qp: Constant::new(CNT_UNKNOWN_QP.to_bits()),
-            wr_q: Default::default(),
-            sk_rw_req: Default::default(),
-            sk_rw_data: Default::default(),
-            sk_wq_req: Default::default(),
-            sk_wq_data: Default::default(),
-            rw_req_cat: Default::default(),
-            rw_data_cat: Default::default(),
-            wq_req_cat: Default::default(),
-            wq_data_cat: Default::default(),
-            st_q_valid: Default::default(),
-            st_q_err: Default::default(),
-            wr_c: Default::default(),
-            sk_wc_req: Default::default(),
-            sk_wc_data: Default::default(),
-            wc_req_cat: Default::default(),
-            wc_data_cat: Default::default(),
-            st_c_valid: Default::default(),
-            st_c_err: Default::default(),
-            unused_sk_wc_req_m_last: Default::default(),
-            unused_sk_wc_req_m_err: Default::default(),
-            unused_sk_wc_data_m_err: Default::default(),
-            unused_sk_rw_req_m_last: Default::default(),
-            unused_sk_rw_req_m_err: Default::default(),
-            unused_sk_rw_data_m_err: Default::default(),
-            unused_sk_wq_req_m_last: Default::default(),
-            unused_sk_wq_req_m_err: Default::default(),
-            unused_sk_wq_data_m_err: Default::default(),
             unused_ctl_m_db_index: Default::default(),
             unused_tx_m_tx_qpn: Default::default(),
             unused_ctl_m_cq_db_cqn: Default::default(),
@@ -598,41 +442,15 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_rx_m_hdr_atomic_rkey: Default::default(),
             unused_rx_m_hdr_has_payload: Default::default(),
             unused_mr_m_res_err: Default::default(),
-            unused_rdr_tag: Default::default(),
-            unused_atom_tag: Default::default(),
-            unused_resp_tag: Default::default(),
-            unused_rd_top_m0_resp_tag: Default::default(),
-            unused_rd_sub_m0_resp_tag: Default::default(),
-            unused_rd_sub_m1_resp_tag: Default::default(),
             unused_tx_m_err_payload: Default::default(),
             unused_tx_m_err_icrc: Default::default(),
-            unused_sk_rd_req_m_last: Default::default(),
-            unused_sk_rd_req_m_err: Default::default(),
             unused_sk_pay_m_err: Default::default(),
             unused_sk_rsp_m_last: Default::default(),
             unused_sk_rsp_m_err: Default::default(),
-            unused_sk_sub_req_m_last: Default::default(),
-            unused_sk_sub_req_m_err: Default::default(),
-            unused_sk_wa_req_m_last: Default::default(),
-            unused_sk_wa_req_m_err: Default::default(),
-            unused_sk_wa_data_m_err: Default::default(),
             req: Default::default(),
-            rd_mid: Default::default(),
-            rd_req: Default::default(),
             sk_rq_pkt: Default::default(),
             sk_rq_pay: Default::default(),
-            sk_wqe_resp: Default::default(),
-            sk_seg_resp: Default::default(),
-            sk_s2_req: Default::default(),
-            sk_s2_resp: Default::default(),
-            sk_r2_req: Default::default(),
-            sk_r2_resp: Default::default(),
-            s2_req_lt: Default::default(),
-            s2_req_cat: Default::default(),
-            s2_resp_cat: Default::default(),
-            r2_req_lt: Default::default(),
-            r2_req_cat: Default::default(),
-            r2_resp_cat: Default::default(),
+            dma: Default::default(),
             cqe_share: Default::default(),
             qpc_share: Default::default(),
             qpa_share: Default::default(),
@@ -658,17 +476,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_req_m_op_pmtu: Default::default(),
             unused_req_m_op_done: Default::default(),
             unused_req_m_op_status: Default::default(),
-            unused_wqe_tag: Default::default(),
-            unused_seg_tag: Default::default(),
-            unused_rd_req_m0_resp_tag: Default::default(),
-            unused_rd_req_m1_resp_tag: Default::default(),
             unused_sk_rq_pkt_m_last: Default::default(),
             unused_sk_rq_pkt_m_err: Default::default(),
             unused_sk_rq_pay_m_err: Default::default(),
-            unused_sk_s2_req_m_last: Default::default(),
-            unused_sk_s2_req_m_err: Default::default(),
-            unused_sk_r2_req_m_last: Default::default(),
-            unused_sk_r2_req_m_err: Default::default(),
         }
     }
 }
@@ -686,12 +496,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self,
             clock,
             rsp_pay,
-            st_a_valid,
-            st_a_err,
-            st_q_valid,
-            st_q_err,
-            st_c_valid,
-            st_c_err,
             qe_pend,
             qe_pend_qpn,
             qe_busy,
@@ -710,42 +514,17 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             rdr,
             atom,
             cpl,
+            dma,
             tx,
             ro,
             js_read,
             js_atom,
             js_rep,
             sk_rsp,
-            rd_top,
-            rd_mid,
-            rd_sub,
-            rd_req,
-            wr_a,
-            wr_b,
-            sk_rd_req,
-            sk_rd_resp,
             sk_pkt,
             sk_pay,
-            sk_sub_req,
-            sk_sub_resp,
             sk_rq_pkt,
             sk_rq_pay,
-            sk_wqe_resp,
-            sk_seg_resp,
-            sk_s2_req,
-            sk_s2_resp,
-            sk_r2_req,
-            sk_r2_resp,
-            sk_wa_req,
-            sk_wa_data,
-            wr_q,
-            sk_rw_req,
-            sk_rw_data,
-            sk_wq_req,
-            sk_wq_data,
-            wr_c,
-            sk_wc_req,
-            sk_wc_data,
             ev_malformed,
             ev_unknown_qp,
             ev_duplicates,
@@ -759,16 +538,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rx.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
-        self.rd_mid.reset.next = self.reset.val();
-        self.rd_req.reset.next = self.reset.val();
         self.sk_rq_pkt.reset.next = self.reset.val();
         self.sk_rq_pay.reset.next = self.reset.val();
-        self.sk_wqe_resp.reset.next = self.reset.val();
-        self.sk_seg_resp.reset.next = self.reset.val();
-        self.sk_s2_req.reset.next = self.reset.val();
-        self.sk_s2_resp.reset.next = self.reset.val();
-        self.sk_r2_req.reset.next = self.reset.val();
-        self.sk_r2_resp.reset.next = self.reset.val();
         self.mr.reset.next = self.reset.val();
         self.rdr.reset.next = self.reset.val();
         self.atom.reset.next = self.reset.val();
@@ -779,26 +550,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.js_atom.reset.next = self.reset.val();
         self.js_rep.reset.next = self.reset.val();
         self.sk_rsp.reset.next = self.reset.val();
-        self.rd_top.reset.next = self.reset.val();
-        self.rd_sub.reset.next = self.reset.val();
-        self.wr_a.reset.next = self.reset.val();
-        self.wr_b.reset.next = self.reset.val();
-        self.sk_rd_req.reset.next = self.reset.val();
-        self.sk_rd_resp.reset.next = self.reset.val();
         self.sk_pkt.reset.next = self.reset.val();
         self.sk_pay.reset.next = self.reset.val();
-        self.sk_sub_req.reset.next = self.reset.val();
-        self.sk_sub_resp.reset.next = self.reset.val();
-        self.sk_wa_req.reset.next = self.reset.val();
-        self.sk_wa_data.reset.next = self.reset.val();
-        self.wr_q.reset.next = self.reset.val();
-        self.sk_rw_req.reset.next = self.reset.val();
-        self.sk_rw_data.reset.next = self.reset.val();
-        self.sk_wq_req.reset.next = self.reset.val();
-        self.sk_wq_data.reset.next = self.reset.val();
-        self.wr_c.reset.next = self.reset.val();
-        self.sk_wc_req.reset.next = self.reset.val();
-        self.sk_wc_data.reset.next = self.reset.val();
 
         // ---- BAR0 ----
         self.control.reg_valid.next = self.reg_valid.val();
@@ -1254,380 +1007,41 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_tx_m_err_payload.next = self.tx.m_err_payload.val();
         self.unused_tx_m_err_icrc.next = self.tx.m_err_icrc.val();
 
-        // ---- DMA reads: rd_top(ReadResp, rd_mid(rd_sub(responder, atomic unit),
-        //      rd_req(requester WQE fetch, Segmenter))) ----
-        self.rd_sub.s0_req_valid.next = self.resp.dma_rd.req_valid.val();
-        self.rd_sub.s0_req_addr.next = self.resp.dma_rd.req_addr.val();
-        self.rd_sub.s0_req_len.next = self.resp.dma_rd.req_len.val();
-        self.rd_sub.s0_req_tag.next = self.resp.dma_rd.req_tag.val().get_bits::<5>(0);
-        self.unused_resp_tag.next = self.resp.dma_rd.req_tag.val();
-        self.resp.dma_rd.req_ready.next = self.rd_sub.s0_req_ready.val();
-        self.rd_sub.s1_req_valid.next = self.atom.dma_rd.req_valid.val();
-        self.rd_sub.s1_req_addr.next = self.atom.dma_rd.req_addr.val();
-        self.rd_sub.s1_req_len.next = self.atom.dma_rd.req_len.val();
-        self.rd_sub.s1_req_tag.next = self.atom.dma_rd.req_tag.val().get_bits::<5>(0);
-        self.unused_atom_tag.next = self.atom.dma_rd.req_tag.val();
-        self.atom.dma_rd.req_ready.next = self.rd_sub.s1_req_ready.val();
-        self.rd_req_lt.hi.next = self.rdr.dma_rd.req_len.val();
-        self.rd_req_lt.lo.next = self.rdr.dma_rd.req_tag.val().get_bits::<7>(0);
-        self.unused_rdr_tag.next = self.rdr.dma_rd.req_tag.val();
-        self.rd_req_cat.hi.next = self.rdr.dma_rd.req_addr.val();
-        self.rd_req_cat.lo.next = self.rd_req_lt.y.val();
-        self.sk_rd_req.s_valid.next = self.rdr.dma_rd.req_valid.val();
-        self.sk_rd_req.s_data.next = self.rd_req_cat.y.val();
-        self.sk_rd_req.s_last.next = false;
-        self.sk_rd_req.s_err.next = false;
-        self.rdr.dma_rd.req_ready.next = self.sk_rd_req.s_ready.val();
-        self.rd_top.s0_req_valid.next = self.sk_rd_req.m_valid.val();
-        self.rd_top.s0_req_addr.next = self.sk_rd_req.m_data.val().get_bits::<64>(23);
-        self.rd_top.s0_req_len.next = self.sk_rd_req.m_data.val().get_bits::<16>(7);
-        self.rd_top.s0_req_tag.next = self.sk_rd_req.m_data.val().get_bits::<7>(0);
-        self.sk_rd_req.m_ready.next = self.rd_top.s0_req_ready.val();
-        self.unused_sk_rd_req_m_last.next = self.sk_rd_req.m_last.val();
-        self.unused_sk_rd_req_m_err.next = self.sk_rd_req.m_err.val();
-        // the requester's two clients under rd_req
-        self.rd_req.s0_req_valid.next = self.req.wqe_rd.req_valid.val();
-        self.rd_req.s0_req_addr.next = self.req.wqe_rd.req_addr.val();
-        self.rd_req.s0_req_len.next = self.req.wqe_rd.req_len.val();
-        self.rd_req.s0_req_tag.next = self.req.wqe_rd.req_tag.val().get_bits::<5>(0);
-        self.unused_wqe_tag.next = self.req.wqe_rd.req_tag.val();
-        self.req.wqe_rd.req_ready.next = self.rd_req.s0_req_ready.val();
-        self.rd_req.s1_req_valid.next = self.req.seg_rd.req_valid.val();
-        self.rd_req.s1_req_addr.next = self.req.seg_rd.req_addr.val();
-        self.rd_req.s1_req_len.next = self.req.seg_rd.req_len.val();
-        self.rd_req.s1_req_tag.next = self.req.seg_rd.req_tag.val().get_bits::<5>(0);
-        self.unused_seg_tag.next = self.req.seg_rd.req_tag.val();
-        self.req.seg_rd.req_ready.next = self.rd_req.s1_req_ready.val();
-        // rd_sub and rd_req -> (register slices) -> rd_mid
-        self.s2_req_lt.hi.next = self.rd_sub.m_req_len.val();
-        self.s2_req_lt.lo.next = self.rd_sub.m_req_tag.val();
-        self.s2_req_cat.hi.next = self.rd_sub.m_req_addr.val();
-        self.s2_req_cat.lo.next = self.s2_req_lt.y.val();
-        self.sk_s2_req.s_valid.next = self.rd_sub.m_req_valid.val();
-        self.sk_s2_req.s_data.next = self.s2_req_cat.y.val();
-        self.sk_s2_req.s_last.next = false;
-        self.sk_s2_req.s_err.next = false;
-        self.rd_sub.m_req_ready.next = self.sk_s2_req.s_ready.val();
-        self.rd_mid.s0_req_valid.next = self.sk_s2_req.m_valid.val();
-        self.rd_mid.s0_req_addr.next = self.sk_s2_req.m_data.val().get_bits::<64>(22);
-        self.rd_mid.s0_req_len.next = self.sk_s2_req.m_data.val().get_bits::<16>(6);
-        self.rd_mid.s0_req_tag.next = self.sk_s2_req.m_data.val().get_bits::<6>(0);
-        self.sk_s2_req.m_ready.next = self.rd_mid.s0_req_ready.val();
-        self.unused_sk_s2_req_m_last.next = self.sk_s2_req.m_last.val();
-        self.unused_sk_s2_req_m_err.next = self.sk_s2_req.m_err.val();
-        self.r2_req_lt.hi.next = self.rd_req.m_req_len.val();
-        self.r2_req_lt.lo.next = self.rd_req.m_req_tag.val();
-        self.r2_req_cat.hi.next = self.rd_req.m_req_addr.val();
-        self.r2_req_cat.lo.next = self.r2_req_lt.y.val();
-        self.sk_r2_req.s_valid.next = self.rd_req.m_req_valid.val();
-        self.sk_r2_req.s_data.next = self.r2_req_cat.y.val();
-        self.sk_r2_req.s_last.next = false;
-        self.sk_r2_req.s_err.next = false;
-        self.rd_req.m_req_ready.next = self.sk_r2_req.s_ready.val();
-        self.rd_mid.s1_req_valid.next = self.sk_r2_req.m_valid.val();
-        self.rd_mid.s1_req_addr.next = self.sk_r2_req.m_data.val().get_bits::<64>(22);
-        self.rd_mid.s1_req_len.next = self.sk_r2_req.m_data.val().get_bits::<16>(6);
-        self.rd_mid.s1_req_tag.next = self.sk_r2_req.m_data.val().get_bits::<6>(0);
-        self.sk_r2_req.m_ready.next = self.rd_mid.s1_req_ready.val();
-        self.unused_sk_r2_req_m_last.next = self.sk_r2_req.m_last.val();
-        self.unused_sk_r2_req_m_err.next = self.sk_r2_req.m_err.val();
-        // rd_mid -> (register slice) -> rd_top
-        self.sub_req_lt.hi.next = self.rd_mid.m_req_len.val();
-        self.sub_req_lt.lo.next = self.rd_mid.m_req_tag.val();
-        self.sub_req_cat.hi.next = self.rd_mid.m_req_addr.val();
-        self.sub_req_cat.lo.next = self.sub_req_lt.y.val();
-        self.sk_sub_req.s_valid.next = self.rd_mid.m_req_valid.val();
-        self.sk_sub_req.s_data.next = self.sub_req_cat.y.val();
-        self.sk_sub_req.s_last.next = false;
-        self.sk_sub_req.s_err.next = false;
-        self.rd_mid.m_req_ready.next = self.sk_sub_req.s_ready.val();
-        self.rd_top.s1_req_valid.next = self.sk_sub_req.m_valid.val();
-        self.rd_top.s1_req_addr.next = self.sk_sub_req.m_data.val().get_bits::<64>(23);
-        self.rd_top.s1_req_len.next = self.sk_sub_req.m_data.val().get_bits::<16>(7);
-        self.rd_top.s1_req_tag.next = self.sk_sub_req.m_data.val().get_bits::<7>(0);
-        self.sk_sub_req.m_ready.next = self.rd_top.s1_req_ready.val();
-        self.unused_sk_sub_req_m_last.next = self.sk_sub_req.m_last.val();
-        self.unused_sk_sub_req_m_err.next = self.sk_sub_req.m_err.val();
-        self.dma_rd_req_valid.next = self.rd_top.m_req_valid.val();
-        self.dma_rd_req_addr.next = self.rd_top.m_req_addr.val();
-        self.dma_rd_req_len.next = self.rd_top.m_req_len.val();
-        self.dma_rd_req_tag.next = self.rd_top.m_req_tag.val();
-        self.rd_top.m_req_ready.next = self.dma_rd_req_ready.val();
-        self.rd_top.s_resp_valid.next = self.dma_rd_resp_valid.val();
-        self.rd_top.s_resp_data.next = self.dma_rd_resp_data.val();
-        self.rd_top.s_resp_tag.next = self.dma_rd_resp_tag.val();
-        self.rd_top.s_resp_last.next = self.dma_rd_resp_last.val();
-        self.rd_top.s_resp_err.next = self.dma_rd_resp_err.val();
-        self.dma_rd_resp_ready.next = self.rd_top.s_resp_ready.val();
-        // The clients ignore response tags (responses come in request order).
-        self.sk_rd_resp.s_valid.next = self.rd_top.m0_resp_valid.val();
-        self.sk_rd_resp.s_data.next = self.rd_top.m0_resp_data.val();
-        self.sk_rd_resp.s_last.next = self.rd_top.m0_resp_last.val();
-        self.sk_rd_resp.s_err.next = self.rd_top.m0_resp_err.val();
-        self.rd_top.m0_resp_ready.next = self.sk_rd_resp.s_ready.val();
-        self.rdr.dma_rd.resp_valid.next = self.sk_rd_resp.m_valid.val();
-        self.rdr.dma_rd.resp_data.next = self.sk_rd_resp.m_data.val();
-        self.rdr.dma_rd.resp_tag.next = self.zero8.val();
-        self.rdr.dma_rd.resp_last.next = self.sk_rd_resp.m_last.val();
-        self.rdr.dma_rd.resp_err.next = self.sk_rd_resp.m_err.val();
-        self.sk_rd_resp.m_ready.next = self.rdr.dma_rd.resp_ready.val();
-        self.unused_rd_top_m0_resp_tag.next = self.rd_top.m0_resp_tag.val();
-        self.sub_resp_cat.hi.next = self.rd_top.m1_resp_tag.val();
-        self.sub_resp_cat.lo.next = self.rd_top.m1_resp_data.val();
-        self.sk_sub_resp.s_valid.next = self.rd_top.m1_resp_valid.val();
-        self.sk_sub_resp.s_data.next = self.sub_resp_cat.y.val();
-        self.sk_sub_resp.s_last.next = self.rd_top.m1_resp_last.val();
-        self.sk_sub_resp.s_err.next = self.rd_top.m1_resp_err.val();
-        self.rd_top.m1_resp_ready.next = self.sk_sub_resp.s_ready.val();
-        self.rd_mid.s_resp_valid.next = self.sk_sub_resp.m_valid.val();
-        self.rd_mid.s_resp_data.next = self.sk_sub_resp.m_data.val().get_bits::<512>(0);
-        self.rd_mid.s_resp_tag.next = self.sk_sub_resp.m_data.val().get_bits::<7>(512);
-        self.rd_mid.s_resp_last.next = self.sk_sub_resp.m_last.val();
-        self.rd_mid.s_resp_err.next = self.sk_sub_resp.m_err.val();
-        self.sk_sub_resp.m_ready.next = self.rd_mid.s_resp_ready.val();
-        // rd_mid -> (register slices) -> rd_sub and rd_req
-        self.s2_resp_cat.hi.next = self.rd_mid.m0_resp_tag.val();
-        self.s2_resp_cat.lo.next = self.rd_mid.m0_resp_data.val();
-        self.sk_s2_resp.s_valid.next = self.rd_mid.m0_resp_valid.val();
-        self.sk_s2_resp.s_data.next = self.s2_resp_cat.y.val();
-        self.sk_s2_resp.s_last.next = self.rd_mid.m0_resp_last.val();
-        self.sk_s2_resp.s_err.next = self.rd_mid.m0_resp_err.val();
-        self.rd_mid.m0_resp_ready.next = self.sk_s2_resp.s_ready.val();
-        self.rd_sub.s_resp_valid.next = self.sk_s2_resp.m_valid.val();
-        self.rd_sub.s_resp_data.next = self.sk_s2_resp.m_data.val().get_bits::<512>(0);
-        self.rd_sub.s_resp_tag.next = self.sk_s2_resp.m_data.val().get_bits::<6>(512);
-        self.rd_sub.s_resp_last.next = self.sk_s2_resp.m_last.val();
-        self.rd_sub.s_resp_err.next = self.sk_s2_resp.m_err.val();
-        self.sk_s2_resp.m_ready.next = self.rd_sub.s_resp_ready.val();
-        self.r2_resp_cat.hi.next = self.rd_mid.m1_resp_tag.val();
-        self.r2_resp_cat.lo.next = self.rd_mid.m1_resp_data.val();
-        self.sk_r2_resp.s_valid.next = self.rd_mid.m1_resp_valid.val();
-        self.sk_r2_resp.s_data.next = self.r2_resp_cat.y.val();
-        self.sk_r2_resp.s_last.next = self.rd_mid.m1_resp_last.val();
-        self.sk_r2_resp.s_err.next = self.rd_mid.m1_resp_err.val();
-        self.rd_mid.m1_resp_ready.next = self.sk_r2_resp.s_ready.val();
-        self.rd_req.s_resp_valid.next = self.sk_r2_resp.m_valid.val();
-        self.rd_req.s_resp_data.next = self.sk_r2_resp.m_data.val().get_bits::<512>(0);
-        self.rd_req.s_resp_tag.next = self.sk_r2_resp.m_data.val().get_bits::<6>(512);
-        self.rd_req.s_resp_last.next = self.sk_r2_resp.m_last.val();
-        self.rd_req.s_resp_err.next = self.sk_r2_resp.m_err.val();
-        self.sk_r2_resp.m_ready.next = self.rd_req.s_resp_ready.val();
-        self.sk_wqe_resp.s_valid.next = self.rd_req.m0_resp_valid.val();
-        self.sk_wqe_resp.s_data.next = self.rd_req.m0_resp_data.val();
-        self.sk_wqe_resp.s_last.next = self.rd_req.m0_resp_last.val();
-        self.sk_wqe_resp.s_err.next = self.rd_req.m0_resp_err.val();
-        self.rd_req.m0_resp_ready.next = self.sk_wqe_resp.s_ready.val();
-        self.req.wqe_rd.resp_valid.next = self.sk_wqe_resp.m_valid.val();
-        self.req.wqe_rd.resp_data.next = self.sk_wqe_resp.m_data.val();
-        self.req.wqe_rd.resp_tag.next = self.zero8.val();
-        self.req.wqe_rd.resp_last.next = self.sk_wqe_resp.m_last.val();
-        self.req.wqe_rd.resp_err.next = self.sk_wqe_resp.m_err.val();
-        self.sk_wqe_resp.m_ready.next = self.req.wqe_rd.resp_ready.val();
-        self.unused_rd_req_m0_resp_tag.next = self.rd_req.m0_resp_tag.val();
-        self.sk_seg_resp.s_valid.next = self.rd_req.m1_resp_valid.val();
-        self.sk_seg_resp.s_data.next = self.rd_req.m1_resp_data.val();
-        self.sk_seg_resp.s_last.next = self.rd_req.m1_resp_last.val();
-        self.sk_seg_resp.s_err.next = self.rd_req.m1_resp_err.val();
-        self.rd_req.m1_resp_ready.next = self.sk_seg_resp.s_ready.val();
-        self.req.seg_rd.resp_valid.next = self.sk_seg_resp.m_valid.val();
-        self.req.seg_rd.resp_data.next = self.sk_seg_resp.m_data.val();
-        self.req.seg_rd.resp_tag.next = self.zero8.val();
-        self.req.seg_rd.resp_last.next = self.sk_seg_resp.m_last.val();
-        self.req.seg_rd.resp_err.next = self.sk_seg_resp.m_err.val();
-        self.sk_seg_resp.m_ready.next = self.req.seg_rd.resp_ready.val();
-        self.unused_rd_req_m1_resp_tag.next = self.rd_req.m1_resp_tag.val();
-        self.resp.dma_rd.resp_valid.next = self.rd_sub.m0_resp_valid.val();
-        self.resp.dma_rd.resp_data.next = self.rd_sub.m0_resp_data.val();
-        self.resp.dma_rd.resp_last.next = self.rd_sub.m0_resp_last.val();
-        self.resp.dma_rd.resp_err.next = self.rd_sub.m0_resp_err.val();
-        self.rd_sub.m0_resp_ready.next = self.resp.dma_rd.resp_ready.val();
-        self.unused_rd_sub_m0_resp_tag.next = self.rd_sub.m0_resp_tag.val();
-        self.resp.dma_rd.resp_tag.next = self.zero8.val();
-        self.atom.dma_rd.resp_valid.next = self.rd_sub.m1_resp_valid.val();
-        self.atom.dma_rd.resp_data.next = self.rd_sub.m1_resp_data.val();
-        self.atom.dma_rd.resp_tag.next = self.zero8.val();
-        self.atom.dma_rd.resp_last.next = self.rd_sub.m1_resp_last.val();
-        self.atom.dma_rd.resp_err.next = self.rd_sub.m1_resp_err.val();
-        self.rd_sub.m1_resp_ready.next = self.atom.dma_rd.resp_ready.val();
-        self.unused_rd_sub_m1_resp_tag.next = self.rd_sub.m1_resp_tag.val();
-
-        // ---- DMA writes: wr_b(wr_a(responder payload, atomic unit),
-        //      wr_q(completion, requester)) ----
-        self.wr_a.s0_req_valid.next = self.resp.dma_wr.req_valid.val();
-        self.wr_a.s0_req_addr.next = self.resp.dma_wr.req_addr.val();
-        self.wr_a.s0_req_len.next = self.resp.dma_wr.req_len.val();
-        self.resp.dma_wr.req_ready.next = self.wr_a.s0_req_ready.val();
-        self.wr_a.s0_data_valid.next = self.resp.dma_wr.data_valid.val();
-        self.wr_a.s0_data.next = self.resp.dma_wr.data.val();
-        self.wr_a.s0_data_keep.next = self.resp.dma_wr.data_keep.val();
-        self.wr_a.s0_data_last.next = self.resp.dma_wr.data_last.val();
-        self.resp.dma_wr.data_ready.next = self.wr_a.s0_data_ready.val();
-        self.resp.dma_wr.status_valid.next = self.wr_a.m0_status_valid.val();
-        self.resp.dma_wr.status_err.next = self.wr_a.m0_status_err.val();
-        self.wr_a.s1_req_valid.next = self.atom.dma_wr.req_valid.val();
-        self.wr_a.s1_req_addr.next = self.atom.dma_wr.req_addr.val();
-        self.wr_a.s1_req_len.next = self.atom.dma_wr.req_len.val();
-        self.atom.dma_wr.req_ready.next = self.wr_a.s1_req_ready.val();
-        self.wr_a.s1_data_valid.next = self.atom.dma_wr.data_valid.val();
-        self.wr_a.s1_data.next = self.atom.dma_wr.data.val();
-        self.wr_a.s1_data_keep.next = self.atom.dma_wr.data_keep.val();
-        self.wr_a.s1_data_last.next = self.atom.dma_wr.data_last.val();
-        self.atom.dma_wr.data_ready.next = self.wr_a.s1_data_ready.val();
-        self.atom.dma_wr.status_valid.next = self.wr_a.m1_status_valid.val();
-        self.atom.dma_wr.status_err.next = self.wr_a.m1_status_err.val();
-        self.wa_req_cat.hi.next = self.wr_a.m_req_addr.val();
-        self.wa_req_cat.lo.next = self.wr_a.m_req_len.val();
-        self.sk_wa_req.s_valid.next = self.wr_a.m_req_valid.val();
-        self.sk_wa_req.s_data.next = self.wa_req_cat.y.val();
-        self.sk_wa_req.s_last.next = false;
-        self.sk_wa_req.s_err.next = false;
-        self.wr_a.m_req_ready.next = self.sk_wa_req.s_ready.val();
-        self.wr_b.s0_req_valid.next = self.sk_wa_req.m_valid.val();
-        self.wr_b.s0_req_addr.next = self.sk_wa_req.m_data.val().get_bits::<64>(16);
-        self.wr_b.s0_req_len.next = self.sk_wa_req.m_data.val().get_bits::<16>(0);
-        self.sk_wa_req.m_ready.next = self.wr_b.s0_req_ready.val();
-        self.unused_sk_wa_req_m_last.next = self.sk_wa_req.m_last.val();
-        self.unused_sk_wa_req_m_err.next = self.sk_wa_req.m_err.val();
-        self.wa_data_cat.hi.next = self.wr_a.m_data_keep.val();
-        self.wa_data_cat.lo.next = self.wr_a.m_data.val();
-        self.sk_wa_data.s_valid.next = self.wr_a.m_data_valid.val();
-        self.sk_wa_data.s_data.next = self.wa_data_cat.y.val();
-        self.sk_wa_data.s_last.next = self.wr_a.m_data_last.val();
-        self.sk_wa_data.s_err.next = false;
-        self.wr_a.m_data_ready.next = self.sk_wa_data.s_ready.val();
-        self.wr_b.s0_data_valid.next = self.sk_wa_data.m_valid.val();
-        self.wr_b.s0_data.next = self.sk_wa_data.m_data.val().get_bits::<512>(0);
-        self.wr_b.s0_data_keep.next = self.sk_wa_data.m_data.val().get_bits::<64>(512);
-        self.wr_b.s0_data_last.next = self.sk_wa_data.m_last.val();
-        self.sk_wa_data.m_ready.next = self.wr_b.s0_data_ready.val();
-        self.unused_sk_wa_data_m_err.next = self.sk_wa_data.m_err.val();
-        self.st_a_valid.d.next = self.wr_b.m0_status_valid.val();
-        self.st_a_err.d.next = self.wr_b.m0_status_err.val();
-        self.wr_a.s_status_valid.next = self.st_a_valid.q.val();
-        self.wr_a.s_status_err.next = self.st_a_err.q.val();
-        // wr_c(completion engine, command engine) -> (register slices) -> wr_q client 0
-        self.wr_c.s0_req_valid.next = self.cpl.dma_wr.req_valid.val();
-        self.wr_c.s0_req_addr.next = self.cpl.dma_wr.req_addr.val();
-        self.wr_c.s0_req_len.next = self.cpl.dma_wr.req_len.val();
-        self.cpl.dma_wr.req_ready.next = self.wr_c.s0_req_ready.val();
-        self.wr_c.s0_data_valid.next = self.cpl.dma_wr.data_valid.val();
-        self.wr_c.s0_data.next = self.cpl.dma_wr.data.val();
-        self.wr_c.s0_data_keep.next = self.cpl.dma_wr.data_keep.val();
-        self.wr_c.s0_data_last.next = self.cpl.dma_wr.data_last.val();
-        self.cpl.dma_wr.data_ready.next = self.wr_c.s0_data_ready.val();
-        self.cpl.dma_wr.status_valid.next = self.wr_c.m0_status_valid.val();
-        self.cpl.dma_wr.status_err.next = self.wr_c.m0_status_err.val();
-        self.wr_c.s1_req_valid.next = self.control.dma_wr.req_valid.val();
-        self.wr_c.s1_req_addr.next = self.control.dma_wr.req_addr.val();
-        self.wr_c.s1_req_len.next = self.control.dma_wr.req_len.val();
-        self.control.dma_wr.req_ready.next = self.wr_c.s1_req_ready.val();
-        self.wr_c.s1_data_valid.next = self.control.dma_wr.data_valid.val();
-        self.wr_c.s1_data.next = self.control.dma_wr.data.val();
-        self.wr_c.s1_data_keep.next = self.control.dma_wr.data_keep.val();
-        self.wr_c.s1_data_last.next = self.control.dma_wr.data_last.val();
-        self.control.dma_wr.data_ready.next = self.wr_c.s1_data_ready.val();
-        self.control.dma_wr.status_valid.next = self.wr_c.m1_status_valid.val();
-        self.control.dma_wr.status_err.next = self.wr_c.m1_status_err.val();
-        self.wc_req_cat.hi.next = self.wr_c.m_req_addr.val();
-        self.wc_req_cat.lo.next = self.wr_c.m_req_len.val();
-        self.sk_wc_req.s_valid.next = self.wr_c.m_req_valid.val();
-        self.sk_wc_req.s_data.next = self.wc_req_cat.y.val();
-        self.sk_wc_req.s_last.next = false;
-        self.sk_wc_req.s_err.next = false;
-        self.wr_c.m_req_ready.next = self.sk_wc_req.s_ready.val();
-        self.wr_q.s0_req_valid.next = self.sk_wc_req.m_valid.val();
-        self.wr_q.s0_req_addr.next = self.sk_wc_req.m_data.val().get_bits::<64>(16);
-        self.wr_q.s0_req_len.next = self.sk_wc_req.m_data.val().get_bits::<16>(0);
-        self.sk_wc_req.m_ready.next = self.wr_q.s0_req_ready.val();
-        self.unused_sk_wc_req_m_last.next = self.sk_wc_req.m_last.val();
-        self.unused_sk_wc_req_m_err.next = self.sk_wc_req.m_err.val();
-        self.wc_data_cat.hi.next = self.wr_c.m_data_keep.val();
-        self.wc_data_cat.lo.next = self.wr_c.m_data.val();
-        self.sk_wc_data.s_valid.next = self.wr_c.m_data_valid.val();
-        self.sk_wc_data.s_data.next = self.wc_data_cat.y.val();
-        self.sk_wc_data.s_last.next = self.wr_c.m_data_last.val();
-        self.sk_wc_data.s_err.next = false;
-        self.wr_c.m_data_ready.next = self.sk_wc_data.s_ready.val();
-        self.wr_q.s0_data_valid.next = self.sk_wc_data.m_valid.val();
-        self.wr_q.s0_data.next = self.sk_wc_data.m_data.val().get_bits::<512>(0);
-        self.wr_q.s0_data_keep.next = self.sk_wc_data.m_data.val().get_bits::<64>(512);
-        self.wr_q.s0_data_last.next = self.sk_wc_data.m_last.val();
-        self.sk_wc_data.m_ready.next = self.wr_q.s0_data_ready.val();
-        self.unused_sk_wc_data_m_err.next = self.sk_wc_data.m_err.val();
-        self.st_c_valid.d.next = self.wr_q.m0_status_valid.val();
-        self.st_c_err.d.next = self.wr_q.m0_status_err.val();
-        self.wr_c.s_status_valid.next = self.st_c_valid.q.val();
-        self.wr_c.s_status_err.next = self.st_c_err.q.val();
-        // wr_q(wr_c, requester) -> (register slices) -> wr_b client 1
-        self.rw_req_cat.hi.next = self.req.dma_wr.req_addr.val();
-        self.rw_req_cat.lo.next = self.req.dma_wr.req_len.val();
-        self.sk_rw_req.s_valid.next = self.req.dma_wr.req_valid.val();
-        self.sk_rw_req.s_data.next = self.rw_req_cat.y.val();
-        self.sk_rw_req.s_last.next = false;
-        self.sk_rw_req.s_err.next = false;
-        self.req.dma_wr.req_ready.next = self.sk_rw_req.s_ready.val();
-        self.wr_q.s1_req_valid.next = self.sk_rw_req.m_valid.val();
-        self.wr_q.s1_req_addr.next = self.sk_rw_req.m_data.val().get_bits::<64>(16);
-        self.wr_q.s1_req_len.next = self.sk_rw_req.m_data.val().get_bits::<16>(0);
-        self.sk_rw_req.m_ready.next = self.wr_q.s1_req_ready.val();
-        self.unused_sk_rw_req_m_last.next = self.sk_rw_req.m_last.val();
-        self.unused_sk_rw_req_m_err.next = self.sk_rw_req.m_err.val();
-        self.rw_data_cat.hi.next = self.req.dma_wr.data_keep.val();
-        self.rw_data_cat.lo.next = self.req.dma_wr.data.val();
-        self.sk_rw_data.s_valid.next = self.req.dma_wr.data_valid.val();
-        self.sk_rw_data.s_data.next = self.rw_data_cat.y.val();
-        self.sk_rw_data.s_last.next = self.req.dma_wr.data_last.val();
-        self.sk_rw_data.s_err.next = false;
-        self.req.dma_wr.data_ready.next = self.sk_rw_data.s_ready.val();
-        self.wr_q.s1_data_valid.next = self.sk_rw_data.m_valid.val();
-        self.wr_q.s1_data.next = self.sk_rw_data.m_data.val().get_bits::<512>(0);
-        self.wr_q.s1_data_keep.next = self.sk_rw_data.m_data.val().get_bits::<64>(512);
-        self.wr_q.s1_data_last.next = self.sk_rw_data.m_last.val();
-        self.sk_rw_data.m_ready.next = self.wr_q.s1_data_ready.val();
-        self.unused_sk_rw_data_m_err.next = self.sk_rw_data.m_err.val();
-        self.req.dma_wr.status_valid.next = self.wr_q.m1_status_valid.val();
-        self.req.dma_wr.status_err.next = self.wr_q.m1_status_err.val();
-        self.wq_req_cat.hi.next = self.wr_q.m_req_addr.val();
-        self.wq_req_cat.lo.next = self.wr_q.m_req_len.val();
-        self.sk_wq_req.s_valid.next = self.wr_q.m_req_valid.val();
-        self.sk_wq_req.s_data.next = self.wq_req_cat.y.val();
-        self.sk_wq_req.s_last.next = false;
-        self.sk_wq_req.s_err.next = false;
-        self.wr_q.m_req_ready.next = self.sk_wq_req.s_ready.val();
-        self.wr_b.s1_req_valid.next = self.sk_wq_req.m_valid.val();
-        self.wr_b.s1_req_addr.next = self.sk_wq_req.m_data.val().get_bits::<64>(16);
-        self.wr_b.s1_req_len.next = self.sk_wq_req.m_data.val().get_bits::<16>(0);
-        self.sk_wq_req.m_ready.next = self.wr_b.s1_req_ready.val();
-        self.unused_sk_wq_req_m_last.next = self.sk_wq_req.m_last.val();
-        self.unused_sk_wq_req_m_err.next = self.sk_wq_req.m_err.val();
-        self.wq_data_cat.hi.next = self.wr_q.m_data_keep.val();
-        self.wq_data_cat.lo.next = self.wr_q.m_data.val();
-        self.sk_wq_data.s_valid.next = self.wr_q.m_data_valid.val();
-        self.sk_wq_data.s_data.next = self.wq_data_cat.y.val();
-        self.sk_wq_data.s_last.next = self.wr_q.m_data_last.val();
-        self.sk_wq_data.s_err.next = false;
-        self.wr_q.m_data_ready.next = self.sk_wq_data.s_ready.val();
-        self.wr_b.s1_data_valid.next = self.sk_wq_data.m_valid.val();
-        self.wr_b.s1_data.next = self.sk_wq_data.m_data.val().get_bits::<512>(0);
-        self.wr_b.s1_data_keep.next = self.sk_wq_data.m_data.val().get_bits::<64>(512);
-        self.wr_b.s1_data_last.next = self.sk_wq_data.m_last.val();
-        self.sk_wq_data.m_ready.next = self.wr_b.s1_data_ready.val();
-        self.unused_sk_wq_data_m_err.next = self.sk_wq_data.m_err.val();
-        self.st_q_valid.d.next = self.wr_b.m1_status_valid.val();
-        self.st_q_err.d.next = self.wr_b.m1_status_err.val();
-        self.wr_q.s_status_valid.next = self.st_q_valid.q.val();
-        self.wr_q.s_status_err.next = self.st_q_err.q.val();
-        self.dma_wr_req_valid.next = self.wr_b.m_req_valid.val();
-        self.dma_wr_req_addr.next = self.wr_b.m_req_addr.val();
-        self.dma_wr_req_len.next = self.wr_b.m_req_len.val();
-        self.wr_b.m_req_ready.next = self.dma_wr_req_ready.val();
-        self.dma_wr_data_valid.next = self.wr_b.m_data_valid.val();
-        self.dma_wr_data.next = self.wr_b.m_data.val();
-        self.dma_wr_data_keep.next = self.wr_b.m_data_keep.val();
-        self.dma_wr_data_last.next = self.wr_b.m_data_last.val();
-        self.wr_b.m_data_ready.next = self.dma_wr_data_ready.val();
-        self.wr_b.s_status_valid.next = self.dma_wr_status_valid.val();
-        self.wr_b.s_status_err.next = self.dma_wr_status_err.val();
+        // ---- DMA: every client's reads and writes share the engine's two ports ----
+        self.dma.clock.next = self.clock.val();
+        self.dma.reset.next = self.reset.val();
+        DmaRdServer::join(&mut self.dma.rdr_rd, &mut self.rdr.dma_rd);
+        DmaRdServer::join(&mut self.dma.resp_rd, &mut self.resp.dma_rd);
+        DmaRdServer::join(&mut self.dma.atom_rd, &mut self.atom.dma_rd);
+        DmaRdServer::join(&mut self.dma.wqe_rd, &mut self.req.wqe_rd);
+        DmaRdServer::join(&mut self.dma.seg_rd, &mut self.req.seg_rd);
+        DmaWrServer::join(&mut self.dma.resp_wr, &mut self.resp.dma_wr);
+        DmaWrServer::join(&mut self.dma.atom_wr, &mut self.atom.dma_wr);
+        DmaWrServer::join(&mut self.dma.cpl_wr, &mut self.cpl.dma_wr);
+        DmaWrServer::join(&mut self.dma.ctl_wr, &mut self.control.dma_wr);
+        DmaWrServer::join(&mut self.dma.req_wr, &mut self.req.dma_wr);
+        self.dma_rd_req_valid.next = self.dma.port_rd.req_valid.val();
+        self.dma_rd_req_addr.next = self.dma.port_rd.req_addr.val();
+        self.dma_rd_req_len.next = self.dma.port_rd.req_len.val();
+        self.dma_rd_req_tag.next = self.dma.port_rd.req_tag.val();
+        self.dma.port_rd.req_ready.next = self.dma_rd_req_ready.val();
+        self.dma.port_rd.resp_valid.next = self.dma_rd_resp_valid.val();
+        self.dma.port_rd.resp_data.next = self.dma_rd_resp_data.val();
+        self.dma.port_rd.resp_tag.next = self.dma_rd_resp_tag.val();
+        self.dma.port_rd.resp_last.next = self.dma_rd_resp_last.val();
+        self.dma.port_rd.resp_err.next = self.dma_rd_resp_err.val();
+        self.dma_rd_resp_ready.next = self.dma.port_rd.resp_ready.val();
+        self.dma_wr_req_valid.next = self.dma.port_wr.req_valid.val();
+        self.dma_wr_req_addr.next = self.dma.port_wr.req_addr.val();
+        self.dma_wr_req_len.next = self.dma.port_wr.req_len.val();
+        self.dma_wr_data_valid.next = self.dma.port_wr.data_valid.val();
+        self.dma_wr_data.next = self.dma.port_wr.data.val();
+        self.dma_wr_data_keep.next = self.dma.port_wr.data_keep.val();
+        self.dma_wr_data_last.next = self.dma.port_wr.data_last.val();
+        self.dma.port_wr.req_ready.next = self.dma_wr_req_ready.val();
+        self.dma.port_wr.data_ready.next = self.dma_wr_data_ready.val();
+        self.dma.port_wr.status_valid.next = self.dma_wr_status_valid.val();
+        self.dma.port_wr.status_err.next = self.dma_wr_status_err.val();
 
         // ---- counters ----
         self.incs.rx_frames.next = self.rx.m_rx_frame.val();
@@ -1690,8 +1104,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
 
         if self.reset.val() {
             self.rsp_pay.d.next = false;
-            self.st_q_valid.d.next = false;
-            self.st_a_valid.d.next = false;
             self.qe_pend.d.next = false;
             self.qe_busy.d.next = false;
             self.rd_err_n.d.next = self.zero7.val();

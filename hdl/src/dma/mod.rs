@@ -2,3 +2,4 @@
 
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
+pub mod fabric;
