@@ -1,9 +1,9 @@
 //! `DmaWriteMux`: two DMA write clients share one DMA write port.
 //!
 //! ```text
-//!   s0_req + s0_data --\                          /-- m0_status
-//!                       >-- m_req + m_data  ...  <
-//!   s1_req + s1_data --/        s_status         \-- m1_status
+//!   s0.req + s0.data --\                          /-- s0.status
+//!                       >-- m.req + m.data  ...  <
+//!   s1.req + s1.data --/        m.status         \-- s1.status
 //! ```
 //!
 //! A write is a request (`addr`, `len`) followed by its data beats (the engine contract).
@@ -19,7 +19,8 @@
 //! of the writes in flight ([`IDS`] deep) routes each to its client. While it is full no
 //! write is granted.
 
-use crate::dma::dma_rd_mux::{ADDR_BITS, DATA_BITS, LEN_BITS};
+use crate::bus::dma_wr::{DmaWrClient, DmaWrServer};
+use crate::dma::dma_rd_mux::DATA_BITS;
 use crate::prelude::*;
 
 /// Writes in flight (granted, status not yet back) the mux can route statuses for.
@@ -36,41 +37,11 @@ pub struct DmaWriteMux {
     pub reset: Signal<In, Bit>,
 
     // --- client 0 ---
-    pub s0_req_valid: Signal<In, Bit>,
-    pub s0_req_ready: Signal<Out, Bit>,
-    pub s0_req_addr: Signal<In, Bits<ADDR_BITS>>,
-    pub s0_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s0_data_valid: Signal<In, Bit>,
-    pub s0_data_ready: Signal<Out, Bit>,
-    pub s0_data: Signal<In, Bits<DATA_BITS>>,
-    pub s0_data_keep: Signal<In, Bits<KEEP_BITS>>,
-    pub s0_data_last: Signal<In, Bit>,
-    pub m0_status_valid: Signal<Out, Bit>,
-    pub m0_status_err: Signal<Out, Bit>,
+    pub s0: DmaWrServer,
     // --- client 1 ---
-    pub s1_req_valid: Signal<In, Bit>,
-    pub s1_req_ready: Signal<Out, Bit>,
-    pub s1_req_addr: Signal<In, Bits<ADDR_BITS>>,
-    pub s1_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s1_data_valid: Signal<In, Bit>,
-    pub s1_data_ready: Signal<Out, Bit>,
-    pub s1_data: Signal<In, Bits<DATA_BITS>>,
-    pub s1_data_keep: Signal<In, Bits<KEEP_BITS>>,
-    pub s1_data_last: Signal<In, Bit>,
-    pub m1_status_valid: Signal<Out, Bit>,
-    pub m1_status_err: Signal<Out, Bit>,
+    pub s1: DmaWrServer,
     // --- the DMA write port ---
-    pub m_req_valid: Signal<Out, Bit>,
-    pub m_req_ready: Signal<In, Bit>,
-    pub m_req_addr: Signal<Out, Bits<ADDR_BITS>>,
-    pub m_req_len: Signal<Out, Bits<LEN_BITS>>,
-    pub m_data_valid: Signal<Out, Bit>,
-    pub m_data_ready: Signal<In, Bit>,
-    pub m_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m_data_keep: Signal<Out, Bits<KEEP_BITS>>,
-    pub m_data_last: Signal<Out, Bit>,
-    pub s_status_valid: Signal<In, Bit>,
-    pub s_status_err: Signal<In, Bit>,
+    pub m: DmaWrClient,
 
     /// A granted write's data is passing; `cur` is its client.
     busy: DFF<Bit>,
@@ -101,39 +72,9 @@ impl Default for DmaWriteMux {
         DmaWriteMux {
             clock: Default::default(),
             reset: Default::default(),
-            s0_req_valid: Default::default(),
-            s0_req_ready: Default::default(),
-            s0_req_addr: Default::default(),
-            s0_req_len: Default::default(),
-            s0_data_valid: Default::default(),
-            s0_data_ready: Default::default(),
-            s0_data: Default::default(),
-            s0_data_keep: Default::default(),
-            s0_data_last: Default::default(),
-            m0_status_valid: Default::default(),
-            m0_status_err: Default::default(),
-            s1_req_valid: Default::default(),
-            s1_req_ready: Default::default(),
-            s1_req_addr: Default::default(),
-            s1_req_len: Default::default(),
-            s1_data_valid: Default::default(),
-            s1_data_ready: Default::default(),
-            s1_data: Default::default(),
-            s1_data_keep: Default::default(),
-            s1_data_last: Default::default(),
-            m1_status_valid: Default::default(),
-            m1_status_err: Default::default(),
-            m_req_valid: Default::default(),
-            m_req_ready: Default::default(),
-            m_req_addr: Default::default(),
-            m_req_len: Default::default(),
-            m_data_valid: Default::default(),
-            m_data_ready: Default::default(),
-            m_data: Default::default(),
-            m_data_keep: Default::default(),
-            m_data_last: Default::default(),
-            s_status_valid: Default::default(),
-            s_status_err: Default::default(),
+            s0: Default::default(),
+            s1: Default::default(),
+            m: Default::default(),
             busy: Default::default(),
             cur: Default::default(),
             prio1: Default::default(),
@@ -167,26 +108,26 @@ impl Logic for DmaWriteMux {
         self.can_grant.next = !self.busy.q.val() & (self.count.q.val() != self.full_count.val());
         if self.held.q.val() {
             self.sel.next = self.held_sel.q.val();
-        } else if self.s0_req_valid.val() & self.s1_req_valid.val() {
+        } else if self.s0.req_valid.val() & self.s1.req_valid.val() {
             self.sel.next = self.prio1.q.val();
         } else {
-            self.sel.next = self.s1_req_valid.val();
+            self.sel.next = self.s1.req_valid.val();
         }
-        self.s0_req_ready.next = false;
-        self.s1_req_ready.next = false;
+        self.s0.req_ready.next = false;
+        self.s1.req_ready.next = false;
         if self.sel.val() {
-            self.m_req_valid.next = self.can_grant.val() & self.s1_req_valid.val();
-            self.m_req_addr.next = self.s1_req_addr.val();
-            self.m_req_len.next = self.s1_req_len.val();
-            self.s1_req_ready.next = self.can_grant.val() & self.m_req_ready.val();
+            self.m.req_valid.next = self.can_grant.val() & self.s1.req_valid.val();
+            self.m.req_addr.next = self.s1.req_addr.val();
+            self.m.req_len.next = self.s1.req_len.val();
+            self.s1.req_ready.next = self.can_grant.val() & self.m.req_ready.val();
         } else {
-            self.m_req_valid.next = self.can_grant.val() & self.s0_req_valid.val();
-            self.m_req_addr.next = self.s0_req_addr.val();
-            self.m_req_len.next = self.s0_req_len.val();
-            self.s0_req_ready.next = self.can_grant.val() & self.m_req_ready.val();
+            self.m.req_valid.next = self.can_grant.val() & self.s0.req_valid.val();
+            self.m.req_addr.next = self.s0.req_addr.val();
+            self.m.req_len.next = self.s0.req_len.val();
+            self.s0.req_ready.next = self.can_grant.val() & self.m.req_ready.val();
         }
-        self.grant.next = self.m_req_valid.val() & self.m_req_ready.val();
-        self.held.d.next = self.m_req_valid.val() & !self.m_req_ready.val();
+        self.grant.next = self.m.req_valid.val() & self.m.req_ready.val();
+        self.held.d.next = self.m.req_valid.val() & !self.m.req_ready.val();
         self.held_sel.d.next = self.sel.val();
         if self.grant.val() {
             self.prio1.d.next = !self.sel.val();
@@ -195,32 +136,32 @@ impl Logic for DmaWriteMux {
         }
 
         // ---- data of the granted write ----
-        self.s0_data_ready.next = false;
-        self.s1_data_ready.next = false;
+        self.s0.data_ready.next = false;
+        self.s1.data_ready.next = false;
         if self.cur.q.val() {
-            self.m_data_valid.next = self.busy.q.val() & self.s1_data_valid.val();
-            self.m_data.next = self.s1_data.val();
-            self.m_data_keep.next = self.s1_data_keep.val();
-            self.m_data_last.next = self.s1_data_last.val();
-            self.s1_data_ready.next = self.busy.q.val() & self.m_data_ready.val();
+            self.m.data_valid.next = self.busy.q.val() & self.s1.data_valid.val();
+            self.m.data.next = self.s1.data.val();
+            self.m.data_keep.next = self.s1.data_keep.val();
+            self.m.data_last.next = self.s1.data_last.val();
+            self.s1.data_ready.next = self.busy.q.val() & self.m.data_ready.val();
         } else {
-            self.m_data_valid.next = self.busy.q.val() & self.s0_data_valid.val();
-            self.m_data.next = self.s0_data.val();
-            self.m_data_keep.next = self.s0_data_keep.val();
-            self.m_data_last.next = self.s0_data_last.val();
-            self.s0_data_ready.next = self.busy.q.val() & self.m_data_ready.val();
+            self.m.data_valid.next = self.busy.q.val() & self.s0.data_valid.val();
+            self.m.data.next = self.s0.data.val();
+            self.m.data_keep.next = self.s0.data_keep.val();
+            self.m.data_last.next = self.s0.data_last.val();
+            self.s0.data_ready.next = self.busy.q.val() & self.m.data_ready.val();
         }
-        self.beat.next = self.m_data_valid.val() & self.m_data_ready.val();
-        if self.beat.val() & self.m_data_last.val() {
+        self.beat.next = self.m.data_valid.val() & self.m.data_ready.val();
+        if self.beat.val() & self.m.data_last.val() {
             self.busy.d.next = false;
         }
 
         // ---- statuses, routed by the oldest id ----
-        self.pop.next = self.s_status_valid.val();
-        self.m0_status_valid.next = self.pop.val() & !self.ids.q.val().get_bit(0);
-        self.m1_status_valid.next = self.pop.val() & self.ids.q.val().get_bit(0);
-        self.m0_status_err.next = self.s_status_err.val();
-        self.m1_status_err.next = self.s_status_err.val();
+        self.pop.next = self.m.status_valid.val();
+        self.s0.status_valid.next = self.pop.val() & !self.ids.q.val().get_bit(0);
+        self.s1.status_valid.next = self.pop.val() & self.ids.q.val().get_bit(0);
+        self.s0.status_err.next = self.m.status_err.val();
+        self.s1.status_err.next = self.m.status_err.val();
         if self.pop.val() {
             self.ids_popped.next = self.ids.q.val() >> self.one_ids.val();
             self.count_popped.next = self.count.q.val() - self.one_count.val();
@@ -325,12 +266,12 @@ mod tests {
             }
             let u = &mut b.uut;
             macro_rules! drive {
-                ($cl:expr, $rv:ident, $ra:ident, $rl:ident, $dv:ident, $d:ident, $dk:ident, $dl:ident) => {{
+                ($cl:expr, $g:ident) => {{
                     let cl = &$cl;
-                    u.$rv.next = cl.req.is_some();
-                    u.$ra.next = cl.req.as_ref().map_or(0xBAD, |w| w.addr).into();
-                    u.$rl.next = u64::from(cl.req.as_ref().map_or(0, |w| w.len)).into();
-                    u.$dv.next = cl.data_offered;
+                    u.$g.req_valid.next = cl.req.is_some();
+                    u.$g.req_addr.next = cl.req.as_ref().map_or(0xBAD, |w| w.addr).into();
+                    u.$g.req_len.next = u64::from(cl.req.as_ref().map_or(0, |w| w.len)).into();
+                    u.$g.data_valid.next = cl.data_offered;
                     let (word, keep, last) = match cl.data.front() {
                         Some((w, i)) => {
                             let last = *i + 1 == w.words.len();
@@ -340,82 +281,64 @@ mod tests {
                     };
                     let mut bytes = [0u8; 64];
                     bytes[..8].copy_from_slice(&word.to_le_bytes());
-                    u.$d.next = beat_from_bytes(&bytes);
-                    u.$dk.next = keep.into();
-                    u.$dl.next = last;
+                    u.$g.data.next = beat_from_bytes(&bytes);
+                    u.$g.data_keep.next = keep.into();
+                    u.$g.data_last.next = last;
                 }};
             }
-            drive!(
-                clients[0],
-                s0_req_valid,
-                s0_req_addr,
-                s0_req_len,
-                s0_data_valid,
-                s0_data,
-                s0_data_keep,
-                s0_data_last
-            );
-            drive!(
-                clients[1],
-                s1_req_valid,
-                s1_req_addr,
-                s1_req_len,
-                s1_data_valid,
-                s1_data,
-                s1_data_keep,
-                s1_data_last
-            );
-            u.m_req_ready.next = rng.percent(pattern.ready_pct);
-            u.m_data_ready.next = rng.percent(pattern.ready_pct);
+            drive!(clients[0], s0);
+            drive!(clients[1], s1);
+            u.m.req_ready.next = rng.percent(pattern.ready_pct);
+            u.m.data_ready.next = rng.percent(pattern.ready_pct);
             // The port answers a finished write some time later, in order.
             let status = port_status
                 .front()
                 .copied()
                 .filter(|&(due, _)| due <= cycle);
-            u.s_status_valid.next = status.is_some();
-            u.s_status_err.next = status.is_some_and(|(_, e)| e);
+            u.m.status_valid.next = status.is_some();
+            u.m.status_err.next = status.is_some_and(|(_, e)| e);
             b.settle();
             let u = &b.uut;
             // Request granted?
-            if u.m_req_valid.val() && u.m_req_ready.val() {
+            if u.m.req_valid.val() && u.m.req_ready.val() {
                 assert!(
                     port_cur.is_none(),
                     "a request before the previous write's data ended"
                 );
-                let c = usize::from(u.s1_req_ready.val());
+                let c = usize::from(u.s1.req_ready.val());
                 assert!(if c == 0 {
-                    u.s0_req_ready.val()
+                    u.s0.req_ready.val()
                 } else {
-                    !u.s0_req_ready.val()
+                    !u.s0.req_ready.val()
                 });
                 let w = clients[c].req.take().expect("granted client offered");
-                assert_eq!(u.m_req_addr.val().to_u64(), w.addr);
-                assert_eq!(u.m_req_len.val().index() as u16, w.len);
+                assert_eq!(u.m.req_addr.val().to_u64(), w.addr);
+                assert_eq!(u.m.req_len.val().index() as u16, w.len);
                 clients[c].data.push_back((w.clone(), 0));
                 port_cur = Some((c, w, 0));
                 writes_seen += 1;
             } else {
-                assert!(!u.s0_req_ready.val() || clients[0].req.is_none());
-                assert!(!u.s1_req_ready.val() || clients[1].req.is_none());
+                assert!(!u.s0.req_ready.val() || clients[0].req.is_none());
+                assert!(!u.s1.req_ready.val() || clients[1].req.is_none());
             }
             // Data beat?
-            if u.m_data_valid.val() && u.m_data_ready.val() {
+            if u.m.data_valid.val() && u.m.data_ready.val() {
                 let (c, w, i) = port_cur.as_mut().expect("data only for a granted write");
                 let c = *c;
                 let (cw, ci) = clients[c].data.front_mut().expect("client had data");
                 assert_eq!(cw.addr, w.addr);
                 assert_eq!(*ci, *i);
                 let last = *i + 1 == w.words.len();
-                assert_eq!(u.m_data.val().get_bits::<64>(0).to_u64(), w.words[*i]);
-                assert_eq!(u.m_data_last.val(), last);
+                assert_eq!(u.m.data.val().get_bits::<64>(0).to_u64(), w.words[*i]);
+                assert_eq!(u.m.data_last.val(), last);
                 assert_eq!(
-                    u.m_data_keep.val().to_u64(),
+                    u.m.data_keep.val().to_u64(),
                     if last { w.keep } else { u64::MAX }
                 );
                 assert!(if c == 0 {
-                    u.s0_data_ready.val()
+                    u.s0.data_ready.val()
                 } else {
-                    u.s1_data_ready.val()
+                    u.s1.data_ready.val()
                 });
                 *i += 1;
                 *ci += 1;
@@ -429,26 +352,26 @@ mod tests {
                 }
             } else {
                 assert!(
-                    !(u.s0_data_ready.val()
+                    !(u.s0.data_ready.val()
                         && clients[0].data_offered
                         && port_cur.as_ref().is_some_and(|p| p.0 == 0)
-                        && u.m_data_valid.val())
+                        && u.m.data_valid.val())
                 );
             }
             // Status routed to the right client.
             if status.is_some() {
                 port_status.pop_front();
-                let to = [u.m0_status_valid.val(), u.m1_status_valid.val()];
+                let to = [u.s0.status_valid.val(), u.s1.status_valid.val()];
                 assert!(to[0] ^ to[1], "one status to exactly one client");
                 let c = usize::from(to[1]);
                 let err = if c == 0 {
-                    u.m0_status_err.val()
+                    u.s0.status_err.val()
                 } else {
-                    u.m1_status_err.val()
+                    u.s1.status_err.val()
                 };
                 assert_eq!(Some(err), clients[c].want_status.pop_front(), "client {c}");
             } else {
-                assert!(!u.m0_status_valid.val() && !u.m1_status_valid.val());
+                assert!(!u.s0.status_valid.val() && !u.s1.status_valid.val());
             }
             b.tick();
         }
@@ -468,27 +391,27 @@ mod tests {
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;
-        b.uut.m_req_ready.next = true;
-        b.uut.m_data_ready.next = true;
-        b.uut.s0_req_valid.next = true;
-        b.uut.s0_data_valid.next = true;
-        b.uut.s0_data_last.next = true;
+        b.uut.m.req_ready.next = true;
+        b.uut.m.data_ready.next = true;
+        b.uut.s0.req_valid.next = true;
+        b.uut.s0.data_valid.next = true;
+        b.uut.s0.data_last.next = true;
         let mut grants = 0;
         for _ in 0..4 * IDS {
             b.settle();
-            if b.uut.m_req_valid.val() && b.uut.m_req_ready.val() {
+            if b.uut.m.req_valid.val() && b.uut.m.req_ready.val() {
                 grants += 1;
             }
             b.tick();
         }
         assert_eq!(grants, IDS, "no grant past {IDS} writes without status");
         // One status frees one slot.
-        b.uut.s_status_valid.next = true;
+        b.uut.m.status_valid.next = true;
         b.settle();
-        assert!(b.uut.m0_status_valid.val() && !b.uut.m1_status_valid.val());
+        assert!(b.uut.s0.status_valid.val() && !b.uut.s1.status_valid.val());
         b.tick();
-        b.uut.s_status_valid.next = false;
+        b.uut.m.status_valid.next = false;
         b.settle();
-        assert!(b.uut.m_req_valid.val());
+        assert!(b.uut.m.req_valid.val());
     }
 }
