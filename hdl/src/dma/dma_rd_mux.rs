@@ -1,14 +1,14 @@
 //! `DmaReadMux`: two DMA read clients share one DMA read port.
 //!
 //! ```text
-//!   s0_req (tag 7 bits) --\                         /-- m0_resp (tag 7 bits)
-//!                          >-- m_req (tag 8 bits)  <
-//!   s1_req (tag 7 bits) --/    s_resp (tag 8 bits) \-- m1_resp (tag 7 bits)
+//!   s0.req (tag 7 bits) --\                          /-- s0.resp (tag 7 bits)
+//!                          >-- m.req (tag 8 bits)   <
+//!   s1.req (tag 7 bits) --/    m.resp (tag 8 bits)  \-- s1.resp (tag 7 bits)
 //! ```
 //!
 //! Requests: round robin between the two clients, one request per transfer; the winner's
 //! request goes out with its client number in tag bit 7 and its own tag in bits 6:0. A
-//! request offered on `m_req` stays offered (same client, same fields) until the port
+//! request offered on `m.req` stays offered (same client, same fields) until the port
 //! takes it, as the handshake rule asks, even if the other client has priority meanwhile.
 //! Responses: routed by tag bit 7, combinationally (no register, no bubble); the port
 //! returns responses in request order (the engine contract), so each client sees its own
@@ -18,8 +18,10 @@
 //! `DmaReadMux<6, 7>` under one of its clients, and so on).
 //!
 //! Latency: none (combinational both ways). Throughput: a request per cycle, a response
-//! beat per cycle.
+//! beat per cycle. The clients are [`DmaRdServerT<CT>`] groups, the port a
+//! [`DmaRdClientT<T>`].
 
+use crate::bus::dma_rd::{DmaRdClientT, DmaRdServerT};
 use crate::common::cat::Cat;
 use crate::prelude::*;
 
@@ -41,46 +43,15 @@ pub struct DmaReadMux<const CT: usize, const T: usize> {
     pub reset: Signal<In, Bit>,
 
     // --- client 0 requests ---
-    pub s0_req_valid: Signal<In, Bit>,
-    pub s0_req_ready: Signal<Out, Bit>,
-    pub s0_req_addr: Signal<In, Bits<ADDR_BITS>>,
-    pub s0_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s0_req_tag: Signal<In, Bits<CT>>,
+    pub s0: DmaRdServerT<CT>,
     // --- client 1 requests ---
-    pub s1_req_valid: Signal<In, Bit>,
-    pub s1_req_ready: Signal<Out, Bit>,
-    pub s1_req_addr: Signal<In, Bits<ADDR_BITS>>,
-    pub s1_req_len: Signal<In, Bits<LEN_BITS>>,
-    pub s1_req_tag: Signal<In, Bits<CT>>,
+    pub s1: DmaRdServerT<CT>,
     // --- to the DMA port ---
-    pub m_req_valid: Signal<Out, Bit>,
-    pub m_req_ready: Signal<In, Bit>,
-    pub m_req_addr: Signal<Out, Bits<ADDR_BITS>>,
-    pub m_req_len: Signal<Out, Bits<LEN_BITS>>,
-    pub m_req_tag: Signal<Out, Bits<T>>,
+    pub m: DmaRdClientT<T>,
 
     // --- responses from the DMA port ---
-    pub s_resp_valid: Signal<In, Bit>,
-    pub s_resp_ready: Signal<Out, Bit>,
-    pub s_resp_data: Signal<In, Bits<DATA_BITS>>,
-    pub s_resp_tag: Signal<In, Bits<T>>,
-    pub s_resp_last: Signal<In, Bit>,
-    pub s_resp_err: Signal<In, Bit>,
     // --- to client 0 ---
-    pub m0_resp_valid: Signal<Out, Bit>,
-    pub m0_resp_ready: Signal<In, Bit>,
-    pub m0_resp_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m0_resp_tag: Signal<Out, Bits<CT>>,
-    pub m0_resp_last: Signal<Out, Bit>,
-    pub m0_resp_err: Signal<Out, Bit>,
     // --- to client 1 ---
-    pub m1_resp_valid: Signal<Out, Bit>,
-    pub m1_resp_ready: Signal<In, Bit>,
-    pub m1_resp_data: Signal<Out, Bits<DATA_BITS>>,
-    pub m1_resp_tag: Signal<Out, Bits<CT>>,
-    pub m1_resp_last: Signal<Out, Bit>,
-    pub m1_resp_err: Signal<Out, Bit>,
-
     /// Client 1 wins a tie next.
     prio1: DFF<Bit>,
     /// A request is offered and not yet taken: keep offering the same client's.
@@ -108,39 +79,9 @@ impl<const CT: usize, const T: usize> Default for DmaReadMux<CT, T> {
         DmaReadMux {
             clock: Default::default(),
             reset: Default::default(),
-            s0_req_valid: Default::default(),
-            s0_req_ready: Default::default(),
-            s0_req_addr: Default::default(),
-            s0_req_len: Default::default(),
-            s0_req_tag: Default::default(),
-            s1_req_valid: Default::default(),
-            s1_req_ready: Default::default(),
-            s1_req_addr: Default::default(),
-            s1_req_len: Default::default(),
-            s1_req_tag: Default::default(),
-            m_req_valid: Default::default(),
-            m_req_ready: Default::default(),
-            m_req_addr: Default::default(),
-            m_req_len: Default::default(),
-            m_req_tag: Default::default(),
-            s_resp_valid: Default::default(),
-            s_resp_ready: Default::default(),
-            s_resp_data: Default::default(),
-            s_resp_tag: Default::default(),
-            s_resp_last: Default::default(),
-            s_resp_err: Default::default(),
-            m0_resp_valid: Default::default(),
-            m0_resp_ready: Default::default(),
-            m0_resp_data: Default::default(),
-            m0_resp_tag: Default::default(),
-            m0_resp_last: Default::default(),
-            m0_resp_err: Default::default(),
-            m1_resp_valid: Default::default(),
-            m1_resp_ready: Default::default(),
-            m1_resp_data: Default::default(),
-            m1_resp_tag: Default::default(),
-            m1_resp_last: Default::default(),
-            m1_resp_err: Default::default(),
+            s0: Default::default(),
+            s1: Default::default(),
+            m: Default::default(),
             prio1: Default::default(),
             held: Default::default(),
             held_sel: Default::default(),
@@ -163,33 +104,33 @@ impl<const CT: usize, const T: usize> Logic for DmaReadMux<CT, T> {
 
         // ---- requests ----
         self.tag0.hi.next = self.zero.val();
-        self.tag0.lo.next = self.s0_req_tag.val();
+        self.tag0.lo.next = self.s0.req_tag.val();
         self.tag1.hi.next = self.one.val();
-        self.tag1.lo.next = self.s1_req_tag.val();
+        self.tag1.lo.next = self.s1.req_tag.val();
         if self.held.q.val() {
             self.sel.next = self.held_sel.q.val();
-        } else if self.s0_req_valid.val() & self.s1_req_valid.val() {
+        } else if self.s0.req_valid.val() & self.s1.req_valid.val() {
             self.sel.next = self.prio1.q.val();
         } else {
-            self.sel.next = self.s1_req_valid.val();
+            self.sel.next = self.s1.req_valid.val();
         }
-        self.s0_req_ready.next = false;
-        self.s1_req_ready.next = false;
+        self.s0.req_ready.next = false;
+        self.s1.req_ready.next = false;
         if self.sel.val() {
-            self.m_req_valid.next = self.s1_req_valid.val();
-            self.m_req_addr.next = self.s1_req_addr.val();
-            self.m_req_len.next = self.s1_req_len.val();
-            self.m_req_tag.next = self.tag1.y.val();
-            self.s1_req_ready.next = self.m_req_ready.val();
+            self.m.req_valid.next = self.s1.req_valid.val();
+            self.m.req_addr.next = self.s1.req_addr.val();
+            self.m.req_len.next = self.s1.req_len.val();
+            self.m.req_tag.next = self.tag1.y.val();
+            self.s1.req_ready.next = self.m.req_ready.val();
         } else {
-            self.m_req_valid.next = self.s0_req_valid.val();
-            self.m_req_addr.next = self.s0_req_addr.val();
-            self.m_req_len.next = self.s0_req_len.val();
-            self.m_req_tag.next = self.tag0.y.val();
-            self.s0_req_ready.next = self.m_req_ready.val();
+            self.m.req_valid.next = self.s0.req_valid.val();
+            self.m.req_addr.next = self.s0.req_addr.val();
+            self.m.req_len.next = self.s0.req_len.val();
+            self.m.req_tag.next = self.tag0.y.val();
+            self.s0.req_ready.next = self.m.req_ready.val();
         }
-        self.go.next = self.m_req_valid.val() & self.m_req_ready.val();
-        self.held.d.next = self.m_req_valid.val() & !self.m_req_ready.val();
+        self.go.next = self.m.req_valid.val() & self.m.req_ready.val();
+        self.held.d.next = self.m.req_valid.val() & !self.m.req_ready.val();
         self.held_sel.d.next = self.sel.val();
         if self.go.val() {
             // The loser of this round wins the next tie.
@@ -198,21 +139,21 @@ impl<const CT: usize, const T: usize> Logic for DmaReadMux<CT, T> {
 
         // ---- responses, routed by the tag's top bit ----
         // A mask, not `get_bit(CT)`: RustHDL would write the name `CT` into the Verilog.
-        self.to1.next = (self.s_resp_tag.val() & self.client_bit.val()).any();
-        self.m0_resp_data.next = self.s_resp_data.val();
-        self.m1_resp_data.next = self.s_resp_data.val();
-        self.m0_resp_tag.next = self.s_resp_tag.val().get_bits::<CT>(0);
-        self.m1_resp_tag.next = self.s_resp_tag.val().get_bits::<CT>(0);
-        self.m0_resp_last.next = self.s_resp_last.val();
-        self.m1_resp_last.next = self.s_resp_last.val();
-        self.m0_resp_err.next = self.s_resp_err.val();
-        self.m1_resp_err.next = self.s_resp_err.val();
-        self.m0_resp_valid.next = self.s_resp_valid.val() & !self.to1.val();
-        self.m1_resp_valid.next = self.s_resp_valid.val() & self.to1.val();
+        self.to1.next = (self.m.resp_tag.val() & self.client_bit.val()).any();
+        self.s0.resp_data.next = self.m.resp_data.val();
+        self.s1.resp_data.next = self.m.resp_data.val();
+        self.s0.resp_tag.next = self.m.resp_tag.val().get_bits::<CT>(0);
+        self.s1.resp_tag.next = self.m.resp_tag.val().get_bits::<CT>(0);
+        self.s0.resp_last.next = self.m.resp_last.val();
+        self.s1.resp_last.next = self.m.resp_last.val();
+        self.s0.resp_err.next = self.m.resp_err.val();
+        self.s1.resp_err.next = self.m.resp_err.val();
+        self.s0.resp_valid.next = self.m.resp_valid.val() & !self.to1.val();
+        self.s1.resp_valid.next = self.m.resp_valid.val() & self.to1.val();
         if self.to1.val() {
-            self.s_resp_ready.next = self.m1_resp_ready.val();
+            self.m.resp_ready.next = self.s1.resp_ready.val();
         } else {
-            self.s_resp_ready.next = self.m0_resp_ready.val();
+            self.m.resp_ready.next = self.s0.resp_ready.val();
         }
 
         if self.reset.val() {
@@ -328,24 +269,24 @@ mod tests {
                 tag.next = u64::from(r.tag).into();
             };
             set(
-                &mut u.s0_req_valid,
-                &mut u.s0_req_addr,
-                &mut u.s0_req_len,
-                &mut u.s0_req_tag,
+                &mut u.s0.req_valid,
+                &mut u.s0.req_addr,
+                &mut u.s0.req_len,
+                &mut u.s0.req_tag,
                 &offered[0],
             );
             set(
-                &mut u.s1_req_valid,
-                &mut u.s1_req_addr,
-                &mut u.s1_req_len,
-                &mut u.s1_req_tag,
+                &mut u.s1.req_valid,
+                &mut u.s1.req_addr,
+                &mut u.s1.req_len,
+                &mut u.s1.req_tag,
                 &offered[1],
             );
-            u.m_req_ready.next = rng.percent(pattern.ready_pct);
+            u.m.req_ready.next = rng.percent(pattern.ready_pct);
             // The port offers its next beat with some probability.
             let offer = rng.percent(pattern.valid_pct);
             let front = port.front().cloned().filter(|_| offer);
-            u.s_resp_valid.next = front.is_some();
+            u.m.resp_valid.next = front.is_some();
             let (ptag, beat) = front.clone().unwrap_or((
                 0,
                 RespBeat {
@@ -357,27 +298,27 @@ mod tests {
             ));
             let mut data = [0u8; 64];
             data[..8].copy_from_slice(&beat.word0.to_le_bytes());
-            u.s_resp_data.next = crate::common::icrc::beat_from_bytes(&data);
-            u.s_resp_tag.next = u64::from(ptag).into();
-            u.s_resp_last.next = beat.last;
-            u.s_resp_err.next = beat.err;
-            u.m0_resp_ready.next = rng.percent(pattern.ready_pct);
-            u.m1_resp_ready.next = rng.percent(pattern.ready_pct);
+            u.m.resp_data.next = crate::common::icrc::beat_from_bytes(&data);
+            u.m.resp_tag.next = u64::from(ptag).into();
+            u.m.resp_last.next = beat.last;
+            u.m.resp_err.next = beat.err;
+            u.s0.resp_ready.next = rng.percent(pattern.ready_pct);
+            u.s1.resp_ready.next = rng.percent(pattern.ready_pct);
             b.settle();
             let u = &b.uut;
             // Request side.
             let was_offered = [offered[0].is_some(), offered[1].is_some()];
-            if u.m_req_valid.val() && u.m_req_ready.val() {
-                let tag = u.m_req_tag.val().index() as u8;
+            if u.m.req_valid.val() && u.m.req_ready.val() {
+                let tag = u.m.req_tag.val().index() as u8;
                 let c = usize::from(tag >> 7);
                 let r = offered[c].take().expect("granted a client that offered");
-                assert_eq!(u.m_req_addr.val().to_u64(), r.addr);
-                assert_eq!(u.m_req_len.val().index() as u16, r.len);
+                assert_eq!(u.m.req_addr.val().to_u64(), r.addr);
+                assert_eq!(u.m.req_len.val().index() as u16, r.len);
                 assert_eq!(tag & 0x7F, r.tag);
                 assert!(if c == 0 {
-                    u.s0_req_ready.val()
+                    u.s0.req_ready.val()
                 } else {
-                    u.s1_req_ready.val()
+                    u.s1.req_ready.val()
                 });
                 grants.push(c);
                 for beat in expected_beats(&r) {
@@ -385,29 +326,29 @@ mod tests {
                 }
             }
             // A client's offer is taken exactly when the port takes it (offers taken above).
-            let readies = [u.s0_req_ready.val(), u.s1_req_ready.val()];
+            let readies = [u.s0.req_ready.val(), u.s1.req_ready.val()];
             for (c, ready) in readies.into_iter().enumerate() {
                 if ready && was_offered[c] {
-                    assert!(u.m_req_valid.val() && u.m_req_ready.val() && offered[c].is_none());
+                    assert!(u.m.req_valid.val() && u.m.req_ready.val() && offered[c].is_none());
                 }
             }
             // Response side.
             let outs = [
                 (
-                    u.m0_resp_valid.val(),
-                    u.m0_resp_ready.val(),
-                    u.m0_resp_tag.val(),
-                    u.m0_resp_last.val(),
-                    u.m0_resp_err.val(),
-                    u.m0_resp_data.val(),
+                    u.s0.resp_valid.val(),
+                    u.s0.resp_ready.val(),
+                    u.s0.resp_tag.val(),
+                    u.s0.resp_last.val(),
+                    u.s0.resp_err.val(),
+                    u.s0.resp_data.val(),
                 ),
                 (
-                    u.m1_resp_valid.val(),
-                    u.m1_resp_ready.val(),
-                    u.m1_resp_tag.val(),
-                    u.m1_resp_last.val(),
-                    u.m1_resp_err.val(),
-                    u.m1_resp_data.val(),
+                    u.s1.resp_valid.val(),
+                    u.s1.resp_ready.val(),
+                    u.s1.resp_tag.val(),
+                    u.s1.resp_last.val(),
+                    u.s1.resp_err.val(),
+                    u.s1.resp_data.val(),
                 ),
             ];
             let mut moved = false;
@@ -428,7 +369,7 @@ mod tests {
                     moved = true;
                 }
             }
-            assert_eq!(moved, u.s_resp_valid.val() && u.s_resp_ready.val());
+            assert_eq!(moved, u.m.resp_valid.val() && u.m.resp_ready.val());
             if moved {
                 port.pop_front();
             }
@@ -458,13 +399,13 @@ mod tests {
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;
-        b.uut.s1_req_valid.next = true;
-        b.uut.s1_req_tag.next = 0x2Au64.into();
-        b.uut.m_req_ready.next = true;
+        b.uut.s1.req_valid.next = true;
+        b.uut.s1.req_tag.next = 0x2Au64.into();
+        b.uut.m.req_ready.next = true;
         b.settle();
-        assert!(b.uut.s1_req_ready.val());
-        assert_eq!(b.uut.m_req_tag.val().index(), 0x40 | 0x2A);
-        b.uut.s1_req_valid.next = false;
+        assert!(b.uut.s1.req_ready.val());
+        assert_eq!(b.uut.m.req_tag.val().index(), 0x40 | 0x2A);
+        b.uut.s1.req_valid.next = false;
         b.tick();
         for (tag, to1) in [
             (0x40u64 | 0x15, true),
@@ -472,18 +413,18 @@ mod tests {
             (0x7F, true),
             (0x3F, false),
         ] {
-            b.uut.s_resp_valid.next = true;
-            b.uut.s_resp_tag.next = tag.into();
-            b.uut.m0_resp_ready.next = !to1;
-            b.uut.m1_resp_ready.next = to1;
+            b.uut.m.resp_valid.next = true;
+            b.uut.m.resp_tag.next = tag.into();
+            b.uut.s0.resp_ready.next = !to1;
+            b.uut.s1.resp_ready.next = to1;
             b.settle();
-            assert_eq!(b.uut.m1_resp_valid.val(), to1, "tag {tag:#x}");
-            assert_eq!(b.uut.m0_resp_valid.val(), !to1, "tag {tag:#x}");
-            assert!(b.uut.s_resp_ready.val(), "tag {tag:#x}");
+            assert_eq!(b.uut.s1.resp_valid.val(), to1, "tag {tag:#x}");
+            assert_eq!(b.uut.s0.resp_valid.val(), !to1, "tag {tag:#x}");
+            assert!(b.uut.m.resp_ready.val(), "tag {tag:#x}");
             let got = if to1 {
-                b.uut.m1_resp_tag.val()
+                b.uut.s1.resp_tag.val()
             } else {
-                b.uut.m0_resp_tag.val()
+                b.uut.s0.resp_tag.val()
             };
             assert_eq!(got.index() as u64, tag & 0x3F);
             b.tick();
@@ -505,29 +446,29 @@ mod tests {
         b.tick();
         b.uut.reset.next = false;
         // One grant to client 0 so that client 1 has priority.
-        b.uut.s0_req_valid.next = true;
-        b.uut.s0_req_addr.next = 0x1000u64.into();
-        b.uut.m_req_ready.next = true;
+        b.uut.s0.req_valid.next = true;
+        b.uut.s0.req_addr.next = 0x1000u64.into();
+        b.uut.m.req_ready.next = true;
         b.settle();
-        assert!(b.uut.s0_req_ready.val());
+        assert!(b.uut.s0.req_ready.val());
         b.tick();
         // Now client 0 again, alone, and the port stalls.
-        b.uut.m_req_ready.next = false;
-        b.uut.s0_req_addr.next = 0x2000u64.into();
+        b.uut.m.req_ready.next = false;
+        b.uut.s0.req_addr.next = 0x2000u64.into();
         b.settle();
-        assert_eq!(b.uut.m_req_addr.val().to_u64(), 0x2000);
+        assert_eq!(b.uut.m.req_addr.val().to_u64(), 0x2000);
         b.tick();
-        b.uut.s1_req_valid.next = true;
-        b.uut.s1_req_addr.next = 0x3000u64.into();
+        b.uut.s1.req_valid.next = true;
+        b.uut.s1.req_addr.next = 0x3000u64.into();
         b.settle();
-        assert_eq!(b.uut.m_req_addr.val().to_u64(), 0x2000, "offer held");
-        assert_eq!(b.uut.m_req_tag.val().index() >> 7, 0);
-        b.uut.m_req_ready.next = true;
+        assert_eq!(b.uut.m.req_addr.val().to_u64(), 0x2000, "offer held");
+        assert_eq!(b.uut.m.req_tag.val().index() >> 7, 0);
+        b.uut.m.req_ready.next = true;
         b.settle();
-        assert!(b.uut.s0_req_ready.val() && !b.uut.s1_req_ready.val());
+        assert!(b.uut.s0.req_ready.val() && !b.uut.s1.req_ready.val());
         b.tick();
         b.settle();
-        assert_eq!(b.uut.m_req_addr.val().to_u64(), 0x3000);
-        assert!(b.uut.s1_req_ready.val());
+        assert_eq!(b.uut.m.req_addr.val().to_u64(), 0x3000);
+        assert!(b.uut.s1.req_ready.val());
     }
 }
