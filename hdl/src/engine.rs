@@ -123,6 +123,7 @@ use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::bus::dma_rd::DmaRdServer;
 use crate::bus::dma_wr::DmaWrServer;
 use crate::bus::mr::{MrClient, MrServer, MrShare};
+use crate::bus::record::{PayloadClient, PayloadSlice, RecordClient, RecordSlice};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
 use crate::common::job_slice::JobSlice;
@@ -217,7 +218,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     js_atom: JobSlice,
     js_rep: JobSlice,
     /// `ro`'s output into TxPath (TxPath's ready would close a loop through `ro`).
-    sk_rsp: Skid<RECORD_BITS>,
+    sk_rsp: RecordSlice,
     /// ReadResp's failure pulses not yet put into `sk_pkt` (whose `err` lane carries them
     /// in order with the records; its `last` lane says the beat carries a record).
     rd_err_n: DFF<Bits<7>>,
@@ -229,11 +230,11 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     zero7: Constant<Bits<7>>,
     one7: Constant<Bits<7>>,
     sk_pkt: Skid<RECORD_BITS>,
-    sk_pay: Skid<512>,
+    sk_pay: PayloadSlice,
     /// Register slices between the requester's records / payloads and TxPath (its
     /// Segmenter passes DMA read data through to its payload output).
-    sk_rq_pkt: Skid<RECORD_BITS>,
-    sk_rq_pay: Skid<512>,
+    sk_rq_pkt: RecordSlice,
+    sk_rq_pay: PayloadSlice,
     /// Our MAC, `{MAC_HI, MAC_LO}`.
     mac_cat: Cat<16, 32, 48>,
     incs: CounterIncs,
@@ -307,9 +308,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_req_m_op_pmtu: Signal<Local, Bits<3>>,
     unused_req_m_op_done: Signal<Local, Bits<1>>,
     unused_req_m_op_status: Signal<Local, Bits<8>>,
-    unused_sk_rq_pkt_m_last: Signal<Local, Bit>,
-    unused_sk_rq_pkt_m_err: Signal<Local, Bit>,
-    unused_sk_rq_pay_m_err: Signal<Local, Bit>,
     unused_rx_m_hdr_solicited: Signal<Local, Bit>,
     unused_rx_m_hdr_migreq: Signal<Local, Bit>,
     unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
@@ -326,9 +324,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
     unused_tx_m_err_payload: Signal<Local, Bit>,
     unused_tx_m_err_icrc: Signal<Local, Bit>,
-    unused_sk_pay_m_err: Signal<Local, Bit>,
-    unused_sk_rsp_m_last: Signal<Local, Bit>,
-    unused_sk_rsp_m_err: Signal<Local, Bit>,
 }
 
 impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
@@ -444,9 +439,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_mr_m_res_err: Default::default(),
             unused_tx_m_err_payload: Default::default(),
             unused_tx_m_err_icrc: Default::default(),
-            unused_sk_pay_m_err: Default::default(),
-            unused_sk_rsp_m_last: Default::default(),
-            unused_sk_rsp_m_err: Default::default(),
             req: Default::default(),
             sk_rq_pkt: Default::default(),
             sk_rq_pay: Default::default(),
@@ -476,9 +468,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_req_m_op_pmtu: Default::default(),
             unused_req_m_op_done: Default::default(),
             unused_req_m_op_status: Default::default(),
-            unused_sk_rq_pkt_m_last: Default::default(),
-            unused_sk_rq_pkt_m_err: Default::default(),
-            unused_sk_rq_pay_m_err: Default::default(),
         }
     }
 }
@@ -895,12 +884,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         CqeClient::join(&mut self.cqe_share.out, &mut self.cpl.cqe);
 
         // ---- TX: responses in decision order (RspOrder), into TxPath ----
-        self.ro.s_ack_valid.next = self.resp.m_ack_pkt_valid.val();
-        self.ro.s_ack_data.next = self.resp.m_ack_pkt_data.val();
-        self.resp.m_ack_pkt_ready.next = self.ro.s_ack_ready.val();
-        self.ro.s_at_valid.next = self.atom.m_pkt_valid.val();
-        self.ro.s_at_data.next = self.atom.m_pkt_data.val();
-        self.atom.m_pkt_ready.next = self.ro.s_at_ready.val();
+        RecordClient::join(&mut self.resp.ack_pkt, &mut self.ro.ack);
+        RecordClient::join(&mut self.atom.pkt, &mut self.ro.at);
         self.ro.s_at_err.next = self.atom.m_err_valid.val();
         self.ro.s_at_miss.next = self.atom.m_replay_miss.val();
         // ReadResp's records and failure pulses through `sk_pkt`, in one order: a beat is
@@ -911,12 +896,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rd_err_have.next =
             self.rdr.m_err_valid.val() | (self.rd_err_n.q.val() != self.zero7.val());
         self.rd_err_ins.next = self.rd_err_have.val() & self.sk_pkt.s_ready.val();
-        self.rdr.m_pkt_ready.next =
+        self.rdr.pkt.ready.next =
             self.sk_pkt.s_ready.val() & (self.rd_err_n.q.val() == self.zero7.val());
-        self.sk_pkt.s_valid.next = self.rdr.m_pkt_valid.val() | self.rd_err_have.val();
-        self.sk_pkt.s_data.next = self.rdr.m_pkt_data.val();
+        self.sk_pkt.s_valid.next = self.rdr.pkt.valid.val() | self.rd_err_have.val();
+        self.sk_pkt.s_data.next = self.rdr.pkt.data.val();
         self.sk_pkt.s_last.next =
-            self.rdr.m_pkt_valid.val() & (self.rd_err_n.q.val() == self.zero7.val());
+            self.rdr.pkt.valid.val() & (self.rd_err_n.q.val() == self.zero7.val());
         self.sk_pkt.s_err.next = self.rd_err_have.val();
         if self.rdr.m_err_valid.val() & !self.rd_err_ins.val() {
             self.rd_err_n.d.next = self.rd_err_n.q.val() + self.one7.val();
@@ -928,53 +913,21 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.rd_err_now.next =
             self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.rd_err_done.q.val();
         self.ro.s_rd_err.next = self.rd_err_now.val();
-        self.ro.s_rd_valid.next = self.sk_pkt.m_valid.val() & self.sk_pkt.m_last.val();
-        self.ro.s_rd_data.next = self.sk_pkt.m_data.val();
-        self.sk_pkt.m_ready.next = !self.sk_pkt.m_last.val() | self.ro.s_rd_ready.val();
+        self.ro.rd.valid.next = self.sk_pkt.m_valid.val() & self.sk_pkt.m_last.val();
+        self.ro.rd.data.next = self.sk_pkt.m_data.val();
+        self.sk_pkt.m_ready.next = !self.sk_pkt.m_last.val() | self.ro.rd.ready.val();
         self.rd_err_done.d.next =
             self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.sk_pkt.m_ready.val();
-        self.sk_pay.s_valid.next = self.rdr.m_pay_tvalid.val();
-        self.sk_pay.s_data.next = self.rdr.m_pay_tdata.val();
-        self.sk_pay.s_last.next = self.rdr.m_pay_tlast.val();
-        self.sk_pay.s_err.next = false;
-        self.rdr.m_pay_tready.next = self.sk_pay.s_ready.val();
-        self.sk_rsp.s_valid.next = self.ro.m_pkt_valid.val();
-        self.sk_rsp.s_data.next = self.ro.m_pkt_data.val();
-        self.sk_rsp.s_last.next = false;
-        self.sk_rsp.s_err.next = false;
-        self.ro.m_pkt_ready.next = self.sk_rsp.s_ready.val();
-        self.tx.s_rsp_pkt_valid.next = self.sk_rsp.m_valid.val();
-        self.tx.s_rsp_pkt_data.next = self.sk_rsp.m_data.val();
-        self.sk_rsp.m_ready.next = self.tx.s_rsp_pkt_ready.val();
-        self.unused_sk_rsp_m_last.next = self.sk_rsp.m_last.val();
-        self.unused_sk_rsp_m_err.next = self.sk_rsp.m_err.val();
+        PayloadClient::join(&mut self.rdr.pay, &mut self.sk_pay.s);
+        RecordClient::join(&mut self.ro.pkt, &mut self.sk_rsp.s);
+        RecordClient::join(&mut self.sk_rsp.m, &mut self.tx.rsp_pkt);
         // READ payloads follow their records (only READ records have a payload).
-        self.tx.s_rsp_pay_tdata.next = self.sk_pay.m_data.val();
-        self.tx.s_rsp_pay_tlast.next = self.sk_pay.m_last.val();
-        self.tx.s_rsp_pay_tvalid.next = self.sk_pay.m_valid.val();
-        self.sk_pay.m_ready.next = self.tx.s_rsp_pay_tready.val();
-        self.unused_sk_pay_m_err.next = self.sk_pay.m_err.val();
+        PayloadClient::join(&mut self.sk_pay.m, &mut self.tx.rsp_pay);
         // The requester's records and payloads: TxPath's request source (after responses).
-        self.sk_rq_pkt.s_valid.next = self.req.m_pkt_valid.val();
-        self.sk_rq_pkt.s_data.next = self.req.m_pkt_data.val();
-        self.sk_rq_pkt.s_last.next = false;
-        self.sk_rq_pkt.s_err.next = false;
-        self.req.m_pkt_ready.next = self.sk_rq_pkt.s_ready.val();
-        self.tx.s_req_pkt_valid.next = self.sk_rq_pkt.m_valid.val();
-        self.tx.s_req_pkt_data.next = self.sk_rq_pkt.m_data.val();
-        self.sk_rq_pkt.m_ready.next = self.tx.s_req_pkt_ready.val();
-        self.unused_sk_rq_pkt_m_last.next = self.sk_rq_pkt.m_last.val();
-        self.unused_sk_rq_pkt_m_err.next = self.sk_rq_pkt.m_err.val();
-        self.sk_rq_pay.s_valid.next = self.req.m_pay_tvalid.val();
-        self.sk_rq_pay.s_data.next = self.req.m_pay_tdata.val();
-        self.sk_rq_pay.s_last.next = self.req.m_pay_tlast.val();
-        self.sk_rq_pay.s_err.next = false;
-        self.req.m_pay_tready.next = self.sk_rq_pay.s_ready.val();
-        self.tx.s_req_pay_tdata.next = self.sk_rq_pay.m_data.val();
-        self.tx.s_req_pay_tlast.next = self.sk_rq_pay.m_last.val();
-        self.tx.s_req_pay_tvalid.next = self.sk_rq_pay.m_valid.val();
-        self.sk_rq_pay.m_ready.next = self.tx.s_req_pay_tready.val();
-        self.unused_sk_rq_pay_m_err.next = self.sk_rq_pay.m_err.val();
+        RecordClient::join(&mut self.req.pkt, &mut self.sk_rq_pkt.s);
+        RecordClient::join(&mut self.sk_rq_pkt.m, &mut self.tx.req_pkt);
+        PayloadClient::join(&mut self.req.pay, &mut self.sk_rq_pay.s);
+        PayloadClient::join(&mut self.sk_rq_pay.m, &mut self.tx.req_pay);
         // The requester's sent pulses and op-ring walk port (for retransmission, not
         // built) and its per-QP receive counters are not used.
         self.control.s_qc_rx_valid.next =

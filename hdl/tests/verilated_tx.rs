@@ -53,7 +53,7 @@ int main(int argc, char** argv) {{
     }}
     if (scanf("%zu", &ncycles) != 1) return 2;
     auto tick = [&]() {{ top->clock = 1; top->eval(); top->clock = 0; top->eval(); }};
-    top->clock = 0; top->reset = 1; top->s_pkt_valid = 0; top->s_pay_tvalid = 0;
+    top->clock = 0; top->reset = 1; top->s_pkt_valid = 0; top->pay__024tvalid = 0;
     top->m_axis_tready = 0;
     top->eval();
     tick(); tick();
@@ -69,17 +69,17 @@ int main(int argc, char** argv) {{
         }}
         if (!have_beat && next_beat < nbeats && offer_pay) {{
             const Beat& b = beats[next_beat++];
-            for (int i = 0; i < 16; i++) top->s_pay_tdata[i] = b.w[i];
-            top->s_pay_tlast = b.last;
+            for (int i = 0; i < 16; i++) top->pay__024tdata[i] = b.w[i];
+            top->pay__024tlast = b.last;
             have_beat = true;
         }}
         top->s_pkt_valid = have_rec;
-        top->s_pay_tvalid = have_beat;
+        top->pay__024tvalid = have_beat;
         top->m_axis_tready = ready;
         top->eval();
         if (top->m_err_payload || top->m_err_icrc) {{ printf("error pin at %zu\n", c); return 3; }}
         if (top->s_pkt_valid && top->s_pkt_ready) have_rec = false;
-        if (top->s_pay_tvalid && top->s_pay_tready) have_beat = false;
+        if (top->pay__024tvalid && top->pay__024tready) have_beat = false;
         if (top->m_axis_tvalid && top->m_axis_tready) {{
             for (int i = 0; i < 16; i++) printf("%x ", (unsigned)top->m_axis_tdata[i]);
             printf("%llx %d %d %u %u\n", (unsigned long long)top->m_axis_tkeep,

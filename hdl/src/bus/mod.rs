@@ -43,3 +43,4 @@ pub mod ctx;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod mr;
+pub mod record;

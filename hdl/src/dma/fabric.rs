@@ -16,8 +16,8 @@
 //! responses (they come back in request order): each gets tag 0.
 //!
 //! The clients are [`DmaRdServer`] / [`DmaWrServer`] ports joined to the blocks'
-//! [`DmaRdClient`](crate::bus::dma_rd::DmaRdClient) /
-//! [`DmaWrClient`](crate::bus::dma_wr::DmaWrClient) groups; `port_rd` and `port_wr` are the
+//! [`DmaRdClient`] /
+//! [`DmaWrClient`] groups; `port_rd` and `port_wr` are the
 //! engine's DMA ports (the contract of `docs/rtl-architecture.md`).
 
 use crate::bus::dma_rd::{DmaRdClient, DmaRdServer};

@@ -239,6 +239,7 @@ use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
+use crate::bus::record::{PayloadClient, RecordClient};
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -250,7 +251,6 @@ use crate::requester::req_rx_check::{
 };
 use crate::requester::segmenter::Segmenter;
 use crate::requester::wqe_fetch::WqeFetch;
-use crate::tx::tx_arbiter::RECORD_BITS;
 use rocenic_proto::abi::verbs::{access, Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
 use rocenic_proto::abi::wqe::MAX_INLINE;
 
@@ -378,13 +378,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     pub seg_rd: DmaRdClient,
 
     /// Request records and payloads (`Segmenter`'s), for `TxPath`'s request source.
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
-    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
-    pub m_pay_tlast: Signal<Out, Bit>,
-    pub m_pay_tvalid: Signal<Out, Bit>,
-    pub m_pay_tready: Signal<In, Bit>,
+    pub pkt: RecordClient,
+    pub pay: PayloadClient,
     /// A request record was taken (pulse; for the ACK timer).
     pub m_sent_valid: Signal<Out, Bit>,
     pub m_sent_qpn: Signal<Out, Bits<QA>>,
@@ -849,13 +844,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             mr: Default::default(),
             wqe_rd: Default::default(),
             seg_rd: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
-            m_pay_tdata: Default::default(),
-            m_pay_tlast: Default::default(),
-            m_pay_tvalid: Default::default(),
-            m_pay_tready: Default::default(),
+            pkt: Default::default(),
+            pay: Default::default(),
             m_sent_valid: Default::default(),
             m_sent_qpn: Default::default(),
             m_sent_psn: Default::default(),
@@ -1668,13 +1658,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.seg.s_job_start_pkt.next = self.rt_start.q.val();
         }
         DmaRdClient::link(&mut self.seg_rd, &mut self.seg.dma_rd);
-        self.m_pkt_valid.next = self.seg.m_pkt_valid.val();
-        self.seg.m_pkt_ready.next = self.m_pkt_ready.val();
-        self.m_pkt_data.next = self.seg.m_pkt_data.val();
-        self.m_pay_tdata.next = self.seg.m_pay_tdata.val();
-        self.m_pay_tlast.next = self.seg.m_pay_tlast.val();
-        self.m_pay_tvalid.next = self.seg.m_pay_tvalid.val();
-        self.seg.m_pay_tready.next = self.m_pay_tready.val();
+        RecordClient::link(&mut self.pkt, &mut self.seg.pkt);
+        PayloadClient::link(&mut self.pay, &mut self.seg.pay);
         self.m_sent_valid.next = self.seg.m_sent_valid.val();
         self.m_sent_qpn.next = self.seg.m_sent_qpn.val();
         self.m_sent_psn.next = self.seg.m_sent_psn.val();

@@ -1,12 +1,12 @@
 //! `Segmenter`: the requester's segmentation engine. One validated send WQE (a job) goes
-//! in; its request packets come out as TX records (`TxPath`'s `s_req_pkt_*`) with their
-//! payloads (`s_req_pay_*`), read from host memory by DMA with several packets in flight.
+//! in; its request packets come out as TX records (`TxPath`'s `req_pkt`) with their
+//! payloads (`req_pay`), read from host memory by DMA with several packets in flight.
 //!
 //! ```text
-//!  s_job --> job registers --> packet k: header fields --+--> slot RAM (16 records) --+--> m_pkt
+//!  s_job --> job registers --> packet k: header fields --+--> slot RAM (16 records) --+--> pkt
 //!            (off, rest, psn)  DMA read of its payload --+--> dma_rd.req              |
 //!                                                                                    |
-//!  dma_rd.resp (in order) ------------- record of the head slot once its data starts -+--> m_pay
+//!  dma_rd.resp (in order) ------------- record of the head slot once its data starts -+--> pay
 //! ```
 //!
 //! The rule is the model's `request_packet` (`model/src/requester.rs`), which the model's
@@ -44,7 +44,7 @@
 //! (~16.6 cycles a packet), the engine's whole send rate at that PMTU (`rocenic perf write
 //! -s 65536 --mtu 256`: wire efficiency 0.30); 64 slots carry 64 x 256 B per round trip,
 //! more than the output's one packet per `1 + beats` cycles. Responses come back in
-//! request order, one per payload packet. The head slot's record is offered on `m_pkt` once the first beat of its
+//! request order, one per payload packet. The head slot's record is offered on `pkt` once the first beat of its
 //! response is there (a record never waits in the frame builder for its data, which would
 //! block responses), or at once for a packet without payload or with inline bytes; after
 //! the record is taken, the payload beats pass through (`tlast` = the response's `last`),
@@ -68,6 +68,7 @@
 //! QP taken before the requester saw it is covered.
 
 use crate::bus::dma_rd::DmaRdClient;
+use crate::bus::record::{PayloadClient, RecordClient};
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
@@ -193,13 +194,8 @@ pub struct Segmenter<const QA: usize> {
     pub dma_rd: DmaRdClient,
 
     // --- to TxPath's request source ---
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
-    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
-    pub m_pay_tlast: Signal<Out, Bit>,
-    pub m_pay_tvalid: Signal<Out, Bit>,
-    pub m_pay_tready: Signal<In, Bit>,
+    pub pkt: RecordClient,
+    pub pay: PayloadClient,
 
     // --- pulses ---
     /// A record was taken: its PSN, QP, and whether it is the message's last packet.
@@ -408,13 +404,8 @@ impl<const QA: usize> Segmenter<QA> {
             s_job_start_pkt: Default::default(),
             s_job_stop_psn: Default::default(),
             dma_rd: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
-            m_pay_tdata: Default::default(),
-            m_pay_tlast: Default::default(),
-            m_pay_tvalid: Default::default(),
-            m_pay_tready: Default::default(),
+            pkt: Default::default(),
+            pay: Default::default(),
             m_sent_valid: Default::default(),
             m_sent_psn: Default::default(),
             m_sent_qpn: Default::default(),
@@ -630,7 +621,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.inl512.lo.next = self.head.inline_data.val();
         self.inl512.hi.next = self.zero256.val();
         self.inl_w.next = self.inl512.y.val();
-        self.m_pkt_data.next = self.head.rec.val();
+        self.pkt.data.next = self.head.rec.val();
         self.unused_tag.next = self.dma_rd.resp_tag.val();
 
         self.h_valid.next = self.wr_vis.q.val() != self.rd_ptr.q.val();
@@ -644,7 +635,7 @@ impl<const QA: usize> Logic for Segmenter<QA> {
         self.pkt_v.next = false;
         self.pay_v.next = false;
         self.pay_last.next = self.dma_rd.resp_last.val();
-        self.m_pay_tdata.next = self.dma_rd.resp_data.val();
+        self.pay.tdata.next = self.dma_rd.resp_data.val();
         self.dma_rd.resp_ready.next = false;
         self.err_now.next = false;
         self.pop.next = false;
@@ -673,17 +664,17 @@ impl<const QA: usize> Logic for Segmenter<QA> {
             if self.h_inl.val() {
                 self.pay_v.next = true;
                 self.pay_last.next = true;
-                self.m_pay_tdata.next = self.inl_w.val();
+                self.pay.tdata.next = self.inl_w.val();
             } else {
                 self.pay_v.next = self.dma_rd.resp_valid.val();
-                self.dma_rd.resp_ready.next = self.m_pay_tready.val();
+                self.dma_rd.resp_ready.next = self.pay.tready.val();
             }
         }
-        self.m_pkt_valid.next = self.pkt_v.val();
-        self.m_pay_tvalid.next = self.pay_v.val();
-        self.m_pay_tlast.next = self.pay_last.val();
-        self.rec_take.next = self.pkt_v.val() & self.m_pkt_ready.val();
-        self.pay_take.next = self.pay_v.val() & self.m_pay_tready.val();
+        self.pkt.valid.next = self.pkt_v.val();
+        self.pay.tvalid.next = self.pay_v.val();
+        self.pay.tlast.next = self.pay_last.val();
+        self.rec_take.next = self.pkt_v.val() & self.pkt.ready.val();
+        self.pay_take.next = self.pay_v.val() & self.pay.tready.val();
         if self.rec_take.val() {
             if self.h_dma.val() | self.h_inl.val() {
                 self.phase.d.next = true;

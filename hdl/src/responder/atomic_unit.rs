@@ -5,7 +5,7 @@
 //! `duplicate` do (the model's `atomic_result` and `REPLAY_DEPTH`).
 //!
 //! ```text
-//!  s_job ----> RD_REQ -> RD_DATA -> WR_REQ -> WR_DATA -> WR_STATUS -> META_RD -> META_WR -> ACK --> m_pkt
+//!  s_job ----> RD_REQ -> RD_DATA -> WR_REQ -> WR_DATA -> WR_STATUS -> META_RD -> META_WR -> ACK --> pkt
 //!  s_replay -> R_META -> R_META2 -> (R_READ -> R_CMP) x count --------------------------> ACK
 //!                                                                          \-> MISS (m_replay_miss)
 //!  DMA error (read or write) -> ERR (m_err), no ACK, nothing remembered
@@ -26,7 +26,7 @@
 //!   replay in this unit (the responder clears QPs only when they have none in flight).
 //! - `dma_rd`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
 //!   `dma_wr`: one 8-byte write (keep 0xff, last), then its status.
-//! - `m_pkt_*`: the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
+//! - `pkt` (a `RecordClient`): the ATOMIC ACKNOWLEDGE record (packed as `tx_arbiter::RECORD_FIELDS`):
 //!   opcode 0x12, AETH ACK with credit 0x1f and `msn`, `orig`, `src_qp` the job's `qpn`,
 //!   no payload (so this block has no payload stream). Unused fields 0.
 //! - `m_err_valid` (pulse), `m_err_qpn`, `m_err_psn`: the read or write was refused: no
@@ -53,12 +53,12 @@
 
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::record::RecordClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::responder::read_resp::{RecordPack, SYNDROME_ACK};
-use crate::tx::tx_arbiter::RECORD_BITS;
 use rocenic_proto::wire::Opcode;
 
 /// Atomics remembered per QP (the model's `REPLAY_DEPTH`; the bench checks they agree).
@@ -134,9 +134,7 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     pub dma_wr: DmaWrClient,
 
     // --- the ATOMIC ACKNOWLEDGE record ---
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+    pub pkt: RecordClient,
 
     // --- DMA failure ---
     pub m_err_valid: Signal<Out, Bit>,
@@ -268,9 +266,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             s_clear_qpn: Default::default(),
             dma_rd: Default::default(),
             dma_wr: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
+            pkt: Default::default(),
             m_err_valid: Default::default(),
             m_err_qpn: Default::default(),
             m_err_psn: Default::default(),
@@ -556,8 +552,8 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         }
 
         // ---- the ATOMIC ACKNOWLEDGE ----
-        self.m_pkt_valid.next = self.state.q.val() == self.st_ack.val();
-        if (self.state.q.val() == self.st_ack.val()) & self.m_pkt_ready.val() {
+        self.pkt.valid.next = self.state.q.val() == self.st_ack.val();
+        if (self.state.q.val() == self.st_ack.val()) & self.pkt.ready.val() {
             self.state.d.next = self.st_idle.val();
         }
         self.rec.dst_mac.next = self.h_dst_mac.q.val();
@@ -582,7 +578,7 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         self.rec.payload_len.next = self.zero16.val();
         self.src_qp.x.next = self.qpn.q.val();
         self.rec.src_qp.next = self.src_qp.y.val();
-        self.m_pkt_data.next = self.rec.y.val();
+        self.pkt.data.next = self.rec.y.val();
 
         // ---- a refused read or write ----
         self.m_err_valid.next = self.state.q.val() == self.st_err.val();

@@ -148,6 +148,7 @@ use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
+use crate::bus::record::RecordClient;
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qps_layout, QpsPack};
@@ -315,9 +316,7 @@ pub struct Responder<const QA: usize> {
 
     /// ACK / NAK / RNR NAK records for `TxPath`'s response source (`tx_arbiter::pack`
     /// layout, no payload).
-    pub m_ack_pkt_valid: Signal<Out, Bit>,
-    pub m_ack_pkt_ready: Signal<In, Bit>,
-    pub m_ack_pkt_data: Signal<Out, Bits<{ ack_record_layout::BITS }>>,
+    pub ack_pkt: RecordClient,
 
     /// READ jobs for ReadResp.
     pub m_read_job_valid: Signal<Out, Bit>,
@@ -712,9 +711,7 @@ impl<const QA: usize> Default for Responder<QA> {
             mr: Default::default(),
             dma_rd: Default::default(),
             dma_wr: Default::default(),
-            m_ack_pkt_valid: Default::default(),
-            m_ack_pkt_ready: Default::default(),
-            m_ack_pkt_data: Default::default(),
+            ack_pkt: Default::default(),
             m_read_job_valid: Default::default(),
             m_read_job_ready: Default::default(),
             m_read_job_dst_mac: Default::default(),
@@ -1184,7 +1181,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.rec.imm.next = self.k_zero32.val();
         self.rec.payload_len.next = self.k_zero16.val();
         self.rec.src_qp.next = self.qp24.y.val();
-        self.m_ack_pkt_data.next = self.rec.y.val();
+        self.ack_pkt.data.next = self.rec.y.val();
 
         // ---- widths and derived numbers ----
         self.len32.hi.next = self.k_zero16.val();
@@ -1271,7 +1268,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.dma_wr.data.next = self.s_payload_tdata.val();
         self.dma_wr.data_keep.next = self.s_payload_tkeep.val();
         self.dma_wr.data_last.next = self.s_payload_tlast.val();
-        self.m_ack_pkt_valid.next = self.state.q.val() == self.k_f_ack.val();
+        self.ack_pkt.valid.next = self.state.q.val() == self.k_f_ack.val();
         self.m_read_job_valid.next = (self.state.q.val() == self.k_f_job.val())
             & (self.do_job.q.val() == self.k_job_read.val());
         self.m_atomic_job_valid.next = (self.state.q.val() == self.k_f_job.val())
@@ -1997,8 +1994,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             }
         }
         if self.state.q.val() == self.k_f_ack.val() {
-            self.m_ack_pkt_valid.next = self.do_ack.q.val();
-            if !self.do_ack.q.val() | self.m_ack_pkt_ready.val() {
+            self.ack_pkt.valid.next = self.do_ack.q.val();
+            if !self.do_ack.q.val() | self.ack_pkt.ready.val() {
                 self.state.d.next = self.after_ack.val();
             }
         }

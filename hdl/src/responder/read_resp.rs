@@ -7,8 +7,8 @@
 //!  s_job --> issue (one packet a cycle) --+--> dma_rd.req (tag = request count)
 //!                                         +--> descriptor FIFO (64 packets, RAM)
 //!                                                   |
-//!  dma_rd.resp (in request order) --------> head: record on m_pkt once its data starts,
-//!                                                 beats passed through on m_pay
+//!  dma_rd.resp (in request order) --------> head: record on pkt once its data starts,
+//!                                                 beats passed through on pay
 //! ```
 //!
 //! # Interface
@@ -23,15 +23,15 @@
 //!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
 //!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
 //!   tag is a running request count (not needed: responses come in order).
-//! - `m_pkt_*` (valid/ready, [`RECORD_BITS`]): one packed
+//! - `pkt` (a `RecordClient`, [`RECORD_BITS`]): one packed
 //!   record per response packet, the fields of `RECORD_FIELDS` ([`record_layout`]):
 //!   RDMA READ RESPONSE ONLY / FIRST / MIDDLE / LAST, PSN `psn + k` (24-bit wrap), AETH
 //!   (syndrome ACK with credit 0x1f, `msn`; sent on all but MIDDLE), `payload_len`
 //!   `min(pmtu, rest)`, `src_qp` the job's `qpn`; a zero-length READ is one ONLY without
 //!   payload. Unused fields 0.
-//! - `m_pay_*` (`tdata`, `tlast`, valid/ready): the payload of each record with
+//! - `pay` (a `PayloadClient`: `tdata`, `tlast`, valid/ready): the payload of each record with
 //!   `payload_len > 0`: the DMA response's beats passed through (`tlast` = the response's
-//!   `last`), as `TxPath`'s `s_rsp_pay_*` takes them.
+//!   `last`), as `TxPath`'s `rsp_pay` takes them.
 //! - `m_err_valid` (one-cycle pulse), `m_err_qpn`, `m_err_psn`: a DMA read of this job
 //!   failed; `m_err_psn` is the job's (the READ request's) PSN, which the responder NAKs
 //!   as the model does. The failed packet's record is not sent, nor any
@@ -54,8 +54,8 @@
 //!   record and beats follow the last beat of the previous one without a bubble.
 
 use crate::bus::dma_rd::DmaRdClient;
+use crate::bus::record::{PayloadClient, RecordClient};
 use crate::common::cat::Cat;
-use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::tx::tx_arbiter::RECORD_BITS;
@@ -124,13 +124,8 @@ pub struct ReadResp<const Q: usize> {
     pub dma_rd: DmaRdClient,
 
     // --- response records and payload ---
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
-    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
-    pub m_pay_tlast: Signal<Out, Bit>,
-    pub m_pay_tvalid: Signal<Out, Bit>,
-    pub m_pay_tready: Signal<In, Bit>,
+    pub pkt: RecordClient,
+    pub pay: PayloadClient,
 
     // --- DMA failure ---
     pub m_err_valid: Signal<Out, Bit>,
@@ -261,13 +256,8 @@ impl<const Q: usize> Default for ReadResp<Q> {
             s_job_len: Default::default(),
             s_job_pmtu: Default::default(),
             dma_rd: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
-            m_pay_tdata: Default::default(),
-            m_pay_tlast: Default::default(),
-            m_pay_tvalid: Default::default(),
-            m_pay_tready: Default::default(),
+            pkt: Default::default(),
+            pay: Default::default(),
             m_err_valid: Default::default(),
             m_err_qpn: Default::default(),
             m_err_psn: Default::default(),
@@ -510,23 +500,23 @@ impl<const Q: usize> Logic for ReadResp<Q> {
             & !self.dropping.val()
             & !self.rec_sent.q.val()
             & (!self.has_pay.val() | self.data_seen.q.val() | self.data_ok.val());
-        self.m_pkt_valid.next = self.pkt_valid.val();
-        self.m_pay_tvalid.next = self.head_ok.q.val()
+        self.pkt.valid.next = self.pkt_valid.val();
+        self.pay.tvalid.next = self.head_ok.q.val()
             & !self.dropping.val()
             & self.has_pay.val()
             & !self.pay_done.q.val()
             & self.data_ok.val();
-        self.m_pay_tdata.next = self.dma_rd.resp_data.val();
-        self.m_pay_tlast.next = self.dma_rd.resp_last.val();
+        self.pay.tdata.next = self.dma_rd.resp_data.val();
+        self.pay.tlast.next = self.dma_rd.resp_last.val();
         // A dropped packet's beats and an error beat are taken here, never passed on.
         self.resp_ready.next = self.head_ok.q.val()
             & self.has_pay.val()
             & !self.pay_done.q.val()
-            & (self.dropping.val() | self.dma_rd.resp_err.val() | self.m_pay_tready.val());
+            & (self.dropping.val() | self.dma_rd.resp_err.val() | self.pay.tready.val());
         self.dma_rd.resp_ready.next = self.resp_ready.val();
         self.beat_take.next = self.dma_rd.resp_valid.val() & self.resp_ready.val();
         self.pay_end.next = self.beat_take.val() & self.dma_rd.resp_last.val();
-        self.rec_take.next = self.pkt_valid.val() & self.m_pkt_ready.val();
+        self.rec_take.next = self.pkt_valid.val() & self.pkt.ready.val();
         self.err_now.next =
             self.beat_take.val() & self.dma_rd.resp_err.val() & !self.dropping.val();
         self.pop.next = self.head_ok.q.val()
@@ -612,7 +602,7 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.rec.payload_len.next = self.d.plen.val();
         self.src_qp.x.next = self.qpn_ram.read_data.val();
         self.rec.src_qp.next = self.src_qp.y.val();
-        self.m_pkt_data.next = self.rec.y.val();
+        self.pkt.data.next = self.rec.y.val();
 
         if self.reset.val() {
             self.active.d.next = false;

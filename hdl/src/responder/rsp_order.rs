@@ -9,14 +9,14 @@
 //! ```text
 //!  Responder ACK/NAK records --(push tag A)--> ACK record FIFO (16, RAM) --+
 //!  Responder READ jobs  ----(push tag R, gate)--> ReadResp --- records ----+--> head tag's
-//!  Responder atomic jobs / replays --(push tag T)--> AtomicUnit - records -+    source --> m_pkt
+//!  Responder atomic jobs / replays --(push tag T)--> AtomicUnit - records -+    source --> pkt
 //!                     tag FIFO (32): A / R / T in decision order, popped per response
 //! ```
 //!
 //! # Interface
 //!
-//! - `s_ack_*` (valid/ready, [`RECORD_BITS`]): the responder's ACK/NAK records; each is
-//!   stored in a 16-entry FIFO (block RAM) and its tag pushed. `s_ack_ready` is low while
+//! - `ack` (a [`RecordServer`], [`RECORD_BITS`]): the responder's ACK/NAK records; each is
+//!   stored in a 16-entry FIFO (block RAM) and its tag pushed. `ack.ready` is low while
 //!   either FIFO is full (the responder stalls; nothing is dropped).
 //! - `s_rjob_valid`/`s_rjob_ready` (the responder's READ job handshake) and
 //!   `m_rjob_valid`/`m_rjob_ready` (ReadResp's): passed through, gated: a READ job is
@@ -29,12 +29,12 @@
 //!   registers only, never another source's valid (the responder writes a valid and
 //!   reads its ready in one statement, so such a gate would close a Verilator loop
 //!   through it); two at once would push one tag for two hand-outs.
-//! - `s_rd_*` (valid/ready, record): ReadResp's response records; `s_rd_err` (pulse):
+//! - `rd` (a `RecordServer`): ReadResp's response records; `s_rd_err` (pulse):
 //!   ReadResp's DMA failure report (`m_err_valid`): that job sends no further record.
-//! - `s_at_*` (valid/ready, record): AtomicUnit's ATOMIC ACKNOWLEDGEs; `s_at_err`,
+//! - `at` (a `RecordServer`): AtomicUnit's ATOMIC ACKNOWLEDGEs; `s_at_err`,
 //!   `s_at_miss` (pulses): an atomic whose DMA failed, a replay that missed the cache (no
 //!   record for that job).
-//! - `m_pkt_*` (valid/ready, record): the merged records, for `TxPath`'s response source
+//! - `pkt` (a [`RecordClient`]): the merged records, for `TxPath`'s response source
 //!   (through a register slice in the engine). The READ records' payloads are not
 //!   handled here: `TxPath`'s arbiter sends each payload behind its record, and
 //!   ReadResp's payloads come in its record order.
@@ -75,7 +75,7 @@
 //!   before it (`err` lane), given to `s_rd_err` once before the beat's record, so a failed
 //!   job's records still in the slice go before its tag is popped. A pulse that meets a
 //!   full slice waits in a counter and holds ReadResp's records back;
-//! - a `Skid` on `m_pkt_*` into `TxPath` (`sk_rsp`); AtomicUnit's records and pulses and
+//! - a `RecordSlice` on `pkt` into `TxPath` (`sk_rsp`); AtomicUnit's records and pulses and
 //!   the ACK records come straight in.
 //!
 //! # Not done
@@ -89,6 +89,7 @@
 //! Held by its bench (`tests`): random interleavings of the three sources with random
 //! latencies, backpressure and failures, every record out exactly once in decision order.
 
+use crate::bus::record::{RecordClient, RecordServer};
 use crate::prelude::*;
 use rocenic_proto::wire::Opcode;
 
@@ -110,9 +111,7 @@ pub struct RspOrder {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // --- the responder's ACK/NAK records ---
-    pub s_ack_valid: Signal<In, Bit>,
-    pub s_ack_ready: Signal<Out, Bit>,
-    pub s_ack_data: Signal<In, Bits<RECORD_BITS>>,
+    pub ack: RecordServer,
     // --- job handshakes: responder (s_) -> unit (m_) ---
     pub s_rjob_valid: Signal<In, Bit>,
     pub s_rjob_ready: Signal<Out, Bit>,
@@ -127,20 +126,14 @@ pub struct RspOrder {
     pub m_rep_valid: Signal<Out, Bit>,
     pub m_rep_ready: Signal<In, Bit>,
     // --- ReadResp's records and failures ---
-    pub s_rd_valid: Signal<In, Bit>,
-    pub s_rd_ready: Signal<Out, Bit>,
-    pub s_rd_data: Signal<In, Bits<RECORD_BITS>>,
+    pub rd: RecordServer,
     pub s_rd_err: Signal<In, Bit>,
     // --- AtomicUnit's records, failures and replay misses ---
-    pub s_at_valid: Signal<In, Bit>,
-    pub s_at_ready: Signal<Out, Bit>,
-    pub s_at_data: Signal<In, Bits<RECORD_BITS>>,
+    pub at: RecordServer,
     pub s_at_err: Signal<In, Bit>,
     pub s_at_miss: Signal<In, Bit>,
     // --- out ---
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
+    pub pkt: RecordClient,
 
     // ---- the ACK record FIFO ----
     ack_ram: RAM<Bits<RECORD_BITS>, ACK_LOG>,
@@ -212,9 +205,7 @@ impl RspOrder {
         RspOrder {
             clock: Default::default(),
             reset: Default::default(),
-            s_ack_valid: Default::default(),
-            s_ack_ready: Default::default(),
-            s_ack_data: Default::default(),
+            ack: Default::default(),
             s_rjob_valid: Default::default(),
             s_rjob_ready: Default::default(),
             m_rjob_valid: Default::default(),
@@ -227,18 +218,12 @@ impl RspOrder {
             s_rep_ready: Default::default(),
             m_rep_valid: Default::default(),
             m_rep_ready: Default::default(),
-            s_rd_valid: Default::default(),
-            s_rd_ready: Default::default(),
-            s_rd_data: Default::default(),
+            rd: Default::default(),
             s_rd_err: Default::default(),
-            s_at_valid: Default::default(),
-            s_at_ready: Default::default(),
-            s_at_data: Default::default(),
+            at: Default::default(),
             s_at_err: Default::default(),
             s_at_miss: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
+            pkt: Default::default(),
             ack_ram: Default::default(),
             a_wr: Default::default(),
             a_rd: Default::default(),
@@ -305,8 +290,8 @@ impl Logic for RspOrder {
         // ---- pushes: one hand-out at a time (the responder offers one at a time) ----
         self.t_full.next = self.t_cnt.q.val() == self.c32_6.val();
         self.a_full.next = self.a_cnt.q.val() == self.c16_5.val();
-        self.s_ack_ready.next = !self.a_full.val() & !self.t_full.val();
-        self.ack_take.next = self.s_ack_valid.val() & !self.a_full.val() & !self.t_full.val();
+        self.ack.ready.next = !self.a_full.val() & !self.t_full.val();
+        self.ack_take.next = self.ack.valid.val() & !self.a_full.val() & !self.t_full.val();
         // The gates read registers only (never another source's valid): the responder's
         // FSM writes a valid and reads its ready in one statement, so a gate on the ACK
         // valid would close a loop through it (UNOPTFLAT). It offers one at a time.
@@ -346,36 +331,36 @@ impl Logic for RspOrder {
             & (self.at_skip.q.val() == self.c0_6.val())
             & !self.s_at_err.val()
             & !self.s_at_miss.val();
-        self.s_rd_ready.next = self.rd_pass.val() & self.m_pkt_ready.val();
-        self.s_at_ready.next = self.at_pass.val() & self.m_pkt_ready.val();
-        self.m_pkt_valid.next = (self.sel_ack.val() & self.a_head_ok.q.val())
-            | (self.rd_pass.val() & self.s_rd_valid.val())
-            | (self.at_pass.val() & self.s_at_valid.val());
+        self.rd.ready.next = self.rd_pass.val() & self.pkt.ready.val();
+        self.at.ready.next = self.at_pass.val() & self.pkt.ready.val();
+        self.pkt.valid.next = (self.sel_ack.val() & self.a_head_ok.q.val())
+            | (self.rd_pass.val() & self.rd.valid.val())
+            | (self.at_pass.val() & self.at.valid.val());
         if self.sel_ack.val() {
-            self.m_pkt_data.next = self.ack_ram.read_data.val();
+            self.pkt.data.next = self.ack_ram.read_data.val();
         } else if self.sel_rd.val() {
-            self.m_pkt_data.next = self.s_rd_data.val();
+            self.pkt.data.next = self.rd.data.val();
         } else {
-            self.m_pkt_data.next = self.s_at_data.val();
+            self.pkt.data.next = self.at.data.val();
         }
         // (a literal: RustHDL writes a const name into the Verilog; `new` checks it is OPCODE_AT)
-        self.rd_op.next = self.s_rd_data.val().get_bits::<8>(176);
+        self.rd_op.next = self.rd.data.val().get_bits::<8>(176);
         self.rd_last.next =
             (self.rd_op.val() == self.op_last.val()) | (self.rd_op.val() == self.op_only.val());
-        self.ack_pop.next = self.sel_ack.val() & self.a_head_ok.q.val() & self.m_pkt_ready.val();
+        self.ack_pop.next = self.sel_ack.val() & self.a_head_ok.q.val() & self.pkt.ready.val();
         self.pop.next = self.ack_pop.val()
             | self.rd_skip_now.val()
             | self.at_skip_now.val()
             | (self.rd_pass.val()
-                & self.s_rd_valid.val()
-                & self.m_pkt_ready.val()
+                & self.rd.valid.val()
+                & self.pkt.ready.val()
                 & self.rd_last.val())
-            | (self.at_pass.val() & self.s_at_valid.val() & self.m_pkt_ready.val());
+            | (self.at_pass.val() & self.at.valid.val() & self.pkt.ready.val());
 
         // ---- the ACK record FIFO (block RAM, the head in its read register) ----
         self.ack_ram.write_enable.next = self.ack_take.val();
         self.ack_ram.write_address.next = self.a_wr.q.val();
-        self.ack_ram.write_data.next = self.s_ack_data.val();
+        self.ack_ram.write_data.next = self.ack.data.val();
         if self.ack_take.val() {
             self.a_wr.d.next = self.a_wr.q.val() + self.c1_a.val();
         }
@@ -623,11 +608,11 @@ mod tests {
             );
             // ---- inputs ----
             let offer = if gap == 0 { ds.get(next) } else { None };
-            b.uut.s_ack_valid.next = matches!(offer, Some(Decision::Ack(_)));
+            b.uut.ack.valid.next = matches!(offer, Some(Decision::Ack(_)));
             b.uut.s_rjob_valid.next = matches!(offer, Some(Decision::Read(..)));
             b.uut.s_ajob_valid.next = matches!(offer, Some(Decision::Atomic(..)));
             b.uut.s_rep_valid.next = matches!(offer, Some(Decision::Replay(..)));
-            b.uut.s_ack_data.next = match offer {
+            b.uut.ack.data.next = match offer {
                 Some(Decision::Ack(id)) => record(0x11, *id),
                 _ => record(0x11, 0xdead),
             };
@@ -635,9 +620,9 @@ mod tests {
             b.uut.m_ajob_ready.next = at_ready;
             b.uut.m_rep_ready.next = ap_ready;
             // ReadResp: records of the head job, then (failed) one report pulse.
-            b.uut.s_rd_valid.next = false;
+            b.uut.rd.valid.next = false;
             b.uut.s_rd_err.next = false;
-            b.uut.s_rd_data.next = record(0, 0);
+            b.uut.rd.data.next = record(0, 0);
             let mut rd_pulse = false;
             if let Some(&(_, Decision::Read(id, n, o))) = rd.jobs.front() {
                 let stop = match o {
@@ -647,26 +632,26 @@ mod tests {
                 if rd.wait == 0 {
                     if rd.sent < stop {
                         rd.offering = true;
-                        b.uut.s_rd_valid.next = true;
-                        b.uut.s_rd_data.next = record(read_opcode(rd.sent, n), id + rd.sent as u64);
+                        b.uut.rd.valid.next = true;
+                        b.uut.rd.data.next = record(read_opcode(rd.sent, n), id + rd.sent as u64);
                     } else {
                         rd_pulse = true;
                         b.uut.s_rd_err.next = true;
                     }
                 }
             }
-            b.uut.s_at_valid.next = false;
+            b.uut.at.valid.next = false;
             b.uut.s_at_err.next = false;
             b.uut.s_at_miss.next = false;
-            b.uut.s_at_data.next = record(0, 0);
+            b.uut.at.data.next = record(0, 0);
             let mut at_pulse = false;
             if let Some(&(_, d)) = at.jobs.front() {
                 if at.wait == 0 {
                     match d {
                         Decision::Atomic(id, Outcome::Ok) | Decision::Replay(id, Outcome::Ok) => {
                             at.offering = true;
-                            b.uut.s_at_valid.next = true;
-                            b.uut.s_at_data.next = record(0x12, id);
+                            b.uut.at.valid.next = true;
+                            b.uut.at.data.next = record(0x12, id);
                         }
                         Decision::Replay(_, Outcome::Miss) => {
                             at_pulse = true;
@@ -684,13 +669,13 @@ mod tests {
             } else {
                 rng.percent(ready_pct)
             };
-            b.uut.m_pkt_ready.next = out_ready;
+            b.uut.pkt.ready.next = out_ready;
             b.settle();
 
             // ---- outputs ----
             let u = &b.uut;
-            if u.m_pkt_valid.val() && out_ready {
-                let d = u.m_pkt_data.val();
+            if u.pkt.valid.val() && out_ready {
+                let d = u.pkt.data.val();
                 let rec = (
                     d.get_bits::<8>(OPCODE_AT).to_u64(),
                     d.get_bits::<24>(PSN_AT).to_u64(),
@@ -719,14 +704,14 @@ mod tests {
                 u.m_rep_valid.val() && u.m_rep_ready.val()
             );
             let taken = match offer {
-                Some(Decision::Ack(_)) => u.s_ack_ready.val(),
+                Some(Decision::Ack(_)) => u.ack.ready.val(),
                 Some(Decision::Read(..)) => u.s_rjob_ready.val(),
                 Some(Decision::Atomic(..)) => u.s_ajob_ready.val(),
                 Some(Decision::Replay(..)) => u.s_rep_ready.val(),
                 None => false,
             };
-            let rd_take = rd.offering && u.s_rd_ready.val();
-            let at_take = at.offering && u.s_at_ready.val();
+            let rd_take = rd.offering && u.rd.ready.val();
+            let at_take = at.offering && u.at.ready.val();
             // ---- the emulated units and responder move on ----
             if taken {
                 let d = ds[next];
@@ -832,21 +817,21 @@ mod tests {
         b.uut.reset.next = true;
         b.tick();
         b.uut.reset.next = false;
-        b.uut.m_pkt_ready.next = true;
+        b.uut.pkt.ready.next = true;
         let (mut next, mut out, mut first) = (0usize, 0usize, None);
         for c in 0..200u64 {
-            b.uut.s_ack_valid.next = next < ds.len();
-            b.uut.s_ack_data.next = record(0x11, next as u64);
+            b.uut.ack.valid.next = next < ds.len();
+            b.uut.ack.data.next = record(0x11, next as u64);
             b.settle();
-            if b.uut.m_pkt_valid.val() {
+            if b.uut.pkt.valid.val() {
                 assert_eq!(
-                    b.uut.m_pkt_data.val().get_bits::<24>(PSN_AT).to_u64(),
+                    b.uut.pkt.data.val().get_bits::<24>(PSN_AT).to_u64(),
                     out as u64
                 );
                 first.get_or_insert(c);
                 out += 1;
             }
-            if b.uut.s_ack_valid.val() && b.uut.s_ack_ready.val() {
+            if b.uut.ack.valid.val() && b.uut.ack.ready.val() {
                 next += 1;
             }
             b.tick();

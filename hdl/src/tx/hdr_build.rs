@@ -9,7 +9,7 @@
 //!  s_pkt (record) --> R1 --> R2 (header bytes) --+
 //!   lengths, addr sum   IPv4 checksum            |   assembler: header lanes, payload
 //!                                                +-> shifted behind them, zero pad/ICRC
-//!  s_pay (payload) ------------------------------+        |
+//!  pay (payload) --------------------------------+        |
 //!                                                   +-----+------------------+
 //!                                                   |                        |
 //!                                             Icrc (Generate)        delay line S0..S7
@@ -31,7 +31,7 @@
 //! - Fixed fields, as the model sends them: IPv4 TOS 0, ident 0, DF, TTL 64, checksum
 //!   computed; UDP destination 4791, checksum 0; BTH M = 0, TVer 0, P_Key 0xFFFF,
 //!   FECN/BECN 0; pad count derived from the payload length, pad bytes zero.
-//! - `s_pay_*` (valid/ready): the payload of the records with `payload_len > 0`, in record
+//! - `pay` (a `PayloadServer`): the payload of the records with `payload_len > 0`, in record
 //!   order, lane-0 aligned, `ceil(payload_len / 64)` beats each, bubbles allowed. Lanes past
 //!   the payload length in the last beat are ignored (so there is no `tkeep`); `tlast` is
 //!   only checked: a `tlast` on the wrong beat pulses `m_err_payload` (the beats are still
@@ -67,6 +67,7 @@
 //!   words, so the ICRC starts at lane 4i+2: each lane can only take one ICRC byte, and
 //!   the insertion is a 2:1 multiplexer per lane.
 
+use crate::bus::record::PayloadServer;
 use crate::prelude::*;
 
 use crate::common::icrc::{Icrc, IcrcMode, BEAT_BYTES, DATA_BITS};
@@ -131,10 +132,7 @@ pub struct HdrBuild {
     pub s_pkt_src_qp: Signal<In, Bits<24>>,
 
     // --- payload stream ---
-    pub s_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_pay_tlast: Signal<In, Bit>,
-    pub s_pay_tvalid: Signal<In, Bit>,
-    pub s_pay_tready: Signal<Out, Bit>,
+    pub pay: PayloadServer,
 
     // --- MAC TX ---
     pub m_axis_tdata: Signal<Out, Bits<DATA_BITS>>,
@@ -335,10 +333,7 @@ impl HdrBuild {
             s_pkt_imm: Default::default(),
             s_pkt_payload_len: Default::default(),
             s_pkt_src_qp: Default::default(),
-            s_pay_tdata: Default::default(),
-            s_pay_tlast: Default::default(),
-            s_pay_tvalid: Default::default(),
-            s_pay_tready: Default::default(),
+            pay: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
@@ -663,8 +658,8 @@ impl Logic for HdrBuild {
         self.need_pay.next =
             (self.pleft_now.val() != self.c0_16.val()) & (!self.first.val() | !self.r2_big.q.val());
         self.emit.next =
-            self.v2.q.val() & (!self.need_pay.val() | self.s_pay_tvalid.val()) & self.mv[0].val();
-        self.s_pay_tready.next = self.v2.q.val() & self.need_pay.val() & self.mv[0].val();
+            self.v2.q.val() & (!self.need_pay.val() | self.pay.tvalid.val()) & self.mv[0].val();
+        self.pay.tready.next = self.v2.q.val() & self.need_pay.val() & self.mv[0].val();
         self.last_now.next = self.fleft_now.val() <= self.c64_16.val();
         self.straddle.next = !self.last_now.val() & (self.fleft_now.val() < self.c68_16.val());
         if self.last_now.val() {
@@ -684,7 +679,7 @@ impl Logic for HdrBuild {
             self.lo_now.next = self.c0_7.val();
             self.keep_now.next = self.ones64.val();
         }
-        self.merge.cur.next = self.s_pay_tdata.val().get_bits::<CUR_BITS>(0);
+        self.merge.cur.next = self.pay.tdata.val().get_bits::<CUR_BITS>(0);
         self.merge.prev.next = self.prev.q.val();
         self.merge.shift.next = self.r2_shift.q.val();
         self.merge.hdr_keep.next = !(self.ones64.val() << self.n_hdr.val());
@@ -721,9 +716,9 @@ impl Logic for HdrBuild {
             }
             if self.need_pay.val() {
                 self.pleft.d.next = self.pleft_now.val() - self.c1_16.val();
-                self.prev.d.next = self.s_pay_tdata.val().get_bits::<PREV_BITS>(48);
+                self.prev.d.next = self.pay.tdata.val().get_bits::<PREV_BITS>(48);
                 self.err_pay.d.next =
-                    self.s_pay_tlast.val() != (self.pleft_now.val() == self.c1_16.val());
+                    self.pay.tlast.val() != (self.pleft_now.val() == self.c1_16.val());
             } else {
                 self.pleft.d.next = self.pleft_now.val();
             }
@@ -1159,10 +1154,10 @@ mod tests {
             if beat_on.is_none() && !beats.is_empty() && rng.percent(pattern.valid_pct) {
                 beat_on = beats.pop_front();
                 let b = beat_on.as_ref().expect("beat");
-                bench.uut.s_pay_tdata.next = b.tdata();
-                bench.uut.s_pay_tlast.next = b.last;
+                bench.uut.pay.tdata.next = b.tdata();
+                bench.uut.pay.tlast.next = b.last;
             }
-            bench.uut.s_pay_tvalid.next = beat_on.is_some();
+            bench.uut.pay.tvalid.next = beat_on.is_some();
             bench.uut.m_axis_tready.next = rng.percent(pattern.ready_pct);
             bench.settle();
             let u = &bench.uut;
@@ -1171,7 +1166,7 @@ mod tests {
             if u.s_pkt_valid.val() && u.s_pkt_ready.val() {
                 rec_on = None;
             }
-            if u.s_pay_tvalid.val() && u.s_pay_tready.val() {
+            if u.pay.tvalid.val() && u.pay.tready.val() {
                 beat_on = None;
             }
             quiet += 1;
@@ -1339,13 +1334,13 @@ mod tests {
         bench.uut.s_pkt_valid.next = true;
         let beats = frame_beats(&long.payload, || 0);
         for beat in &beats[..12] {
-            bench.uut.s_pay_tdata.next = beat.tdata();
-            bench.uut.s_pay_tlast.next = beat.last;
-            bench.uut.s_pay_tvalid.next = true;
+            bench.uut.pay.tdata.next = beat.tdata();
+            bench.uut.pay.tlast.next = beat.last;
+            bench.uut.pay.tvalid.next = true;
             bench.tick();
         }
         bench.uut.s_pkt_valid.next = false;
-        bench.uut.s_pay_tvalid.next = false;
+        bench.uut.pay.tvalid.next = false;
         bench.uut.reset.next = true;
         bench.tick();
         bench.uut.reset.next = false;
@@ -1373,12 +1368,12 @@ mod tests {
         let mut queue: VecDeque<Beat> = beats.into();
         for _ in 0..30 {
             if let Some(b) = queue.front() {
-                bench.uut.s_pay_tdata.next = b.tdata();
-                bench.uut.s_pay_tlast.next = b.last;
+                bench.uut.pay.tdata.next = b.tdata();
+                bench.uut.pay.tlast.next = b.last;
             }
-            bench.uut.s_pay_tvalid.next = !queue.is_empty();
+            bench.uut.pay.tvalid.next = !queue.is_empty();
             bench.settle();
-            if bench.uut.s_pay_tvalid.val() && bench.uut.s_pay_tready.val() {
+            if bench.uut.pay.tvalid.val() && bench.uut.pay.tready.val() {
                 queue.pop_front();
             }
             seen += u32::from(bench.uut.m_err_payload.val());

@@ -6,19 +6,19 @@
 //! # Interface
 //!
 //! ```text
-//!  s_rsp_pkt, s_rsp_pay --+   record: strict priority, held while offered   +--> m_pkt
+//!  rsp_pkt, rsp_pay ------+   record: strict priority, held while offered   +--> pkt
 //!                         +-->  order FIFO (source of each payload record) --+
-//!  s_req_pkt, s_req_pay --+   payload: from the source at the FIFO head      +--> m_pay
+//!  req_pkt, req_pay ------+   payload: from the source at the FIFO head      +--> pay
 //! ```
 //!
-//! - `s_rsp_pkt_*`, `s_req_pkt_*`, `m_pkt_*` (valid/ready): packet records as one bus of
+//! - `rsp_pkt`, `req_pkt` (`RecordServer`s), `pkt` (a `RecordClient`): packet records as one bus of
 //!   [`RECORD_BITS`] bits, the fields of [`RECORD_FIELDS`] from bit 0 up (the `s_pkt_*`
 //!   ports of `HdrBuild`; [`pack`] builds one).
-//! - `s_rsp_pay_*`, `s_req_pay_*`, `m_pay_*` (valid/ready, `tdata`, `tlast`): each source's
+//! - `rsp_pay`, `req_pay` (`PayloadServer`s), `pay` (a `PayloadClient`): each source's
 //!   payload streams, one per record with a non-zero `payload_len`, in that source's record
 //!   order. Out, a payload follows the order in which records were passed on, so frames are
 //!   never mixed.
-//! - Arbitration: a response record goes first whenever one is offered; once `m_pkt_valid`
+//! - Arbitration: a response record goes first whenever one is offered; once `pkt.valid`
 //!   is up with a record it stays with that record until it is taken (AXI rule), even if
 //!   a response arrives meanwhile. A record can be passed every cycle (back-to-back ACKs).
 //! - Payload order: a 4-entry FIFO holds the source of every record passed on with a
@@ -28,9 +28,8 @@
 //! - Combinational from input to output (no register on the data): a multiplexer for the
 //!   record bus and one for the payload stream.
 
+use crate::bus::record::{PayloadClient, PayloadServer, RecordClient, RecordServer};
 use crate::prelude::*;
-
-use crate::common::icrc::DATA_BITS;
 
 /// The fields of a packed record, from bit 0 up: (name, bits). Names are the `s_pkt_*`
 /// ports of `HdrBuild`. `src_qp` is the sending (local) QP, not put on the wire: `HdrBuild`
@@ -96,29 +95,14 @@ pub struct TxArbiter {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
     // --- responder: records and payload (first priority) ---
-    pub s_rsp_pkt_valid: Signal<In, Bit>,
-    pub s_rsp_pkt_ready: Signal<Out, Bit>,
-    pub s_rsp_pkt_data: Signal<In, Bits<RECORD_BITS>>,
-    pub s_rsp_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_rsp_pay_tlast: Signal<In, Bit>,
-    pub s_rsp_pay_tvalid: Signal<In, Bit>,
-    pub s_rsp_pay_tready: Signal<Out, Bit>,
+    pub rsp_pkt: RecordServer,
+    pub rsp_pay: PayloadServer,
     // --- requester ---
-    pub s_req_pkt_valid: Signal<In, Bit>,
-    pub s_req_pkt_ready: Signal<Out, Bit>,
-    pub s_req_pkt_data: Signal<In, Bits<RECORD_BITS>>,
-    pub s_req_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_req_pay_tlast: Signal<In, Bit>,
-    pub s_req_pay_tvalid: Signal<In, Bit>,
-    pub s_req_pay_tready: Signal<Out, Bit>,
+    pub req_pkt: RecordServer,
+    pub req_pay: PayloadServer,
     // --- to the frame builder ---
-    pub m_pkt_valid: Signal<Out, Bit>,
-    pub m_pkt_ready: Signal<In, Bit>,
-    pub m_pkt_data: Signal<Out, Bits<RECORD_BITS>>,
-    pub m_pay_tdata: Signal<Out, Bits<DATA_BITS>>,
-    pub m_pay_tlast: Signal<Out, Bit>,
-    pub m_pay_tvalid: Signal<Out, Bit>,
-    pub m_pay_tready: Signal<In, Bit>,
+    pub pkt: RecordClient,
+    pub pay: PayloadClient,
 
     c0_16: Constant<Bits<16>>,
     c0_3: Constant<Bits<3>>,
@@ -126,7 +110,7 @@ pub struct TxArbiter {
     c4_3: Constant<Bits<3>>,
     c1_4: Constant<Bits<4>>,
 
-    /// `m_pkt_valid` was up and not taken: keep the same source.
+    /// `pkt.valid` was up and not taken: keep the same source.
     locked: DFF<Bit>,
     locked_req: DFF<Bit>,
     /// Source of each outstanding payload record (1 = requester), head in bit 0.
@@ -165,27 +149,12 @@ impl TxArbiter {
         TxArbiter {
             clock: Default::default(),
             reset: Default::default(),
-            s_rsp_pkt_valid: Default::default(),
-            s_rsp_pkt_ready: Default::default(),
-            s_rsp_pkt_data: Default::default(),
-            s_rsp_pay_tdata: Default::default(),
-            s_rsp_pay_tlast: Default::default(),
-            s_rsp_pay_tvalid: Default::default(),
-            s_rsp_pay_tready: Default::default(),
-            s_req_pkt_valid: Default::default(),
-            s_req_pkt_ready: Default::default(),
-            s_req_pkt_data: Default::default(),
-            s_req_pay_tdata: Default::default(),
-            s_req_pay_tlast: Default::default(),
-            s_req_pay_tvalid: Default::default(),
-            s_req_pay_tready: Default::default(),
-            m_pkt_valid: Default::default(),
-            m_pkt_ready: Default::default(),
-            m_pkt_data: Default::default(),
-            m_pay_tdata: Default::default(),
-            m_pay_tlast: Default::default(),
-            m_pay_tvalid: Default::default(),
-            m_pay_tready: Default::default(),
+            rsp_pkt: Default::default(),
+            rsp_pay: Default::default(),
+            req_pkt: Default::default(),
+            req_pay: Default::default(),
+            pkt: Default::default(),
+            pay: Default::default(),
             c0_16: Constant::new(0.into()),
             c0_3: Constant::new(0.into()),
             c1_3: Constant::new(1.into()),
@@ -220,14 +189,14 @@ impl Logic for TxArbiter {
         if self.locked.q.val() {
             self.grant_req.next = self.locked_req.q.val();
         } else {
-            self.grant_req.next = !self.s_rsp_pkt_valid.val();
+            self.grant_req.next = !self.rsp_pkt.valid.val();
         }
         if self.grant_req.val() {
-            self.offered.next = self.s_req_pkt_valid.val();
-            self.plen.next = self.s_req_pkt_data.val().get_bits::<16>(618);
+            self.offered.next = self.req_pkt.valid.val();
+            self.plen.next = self.req_pkt.data.val().get_bits::<16>(618);
         } else {
-            self.offered.next = self.s_rsp_pkt_valid.val();
-            self.plen.next = self.s_rsp_pkt_data.val().get_bits::<16>(618);
+            self.offered.next = self.rsp_pkt.valid.val();
+            self.plen.next = self.rsp_pkt.data.val().get_bits::<16>(618);
         }
         self.full.next = self.count.q.val() == self.c4_3.val();
         // The outputs towards the builder come from statements of their own (no local
@@ -235,51 +204,47 @@ impl Logic for TxArbiter {
         if self.locked.q.val() {
             self.fwd_req.next = self.locked_req.q.val();
         } else {
-            self.fwd_req.next = !self.s_rsp_pkt_valid.val();
+            self.fwd_req.next = !self.rsp_pkt.valid.val();
         }
         if self.fwd_req.val() {
-            self.m_pkt_valid.next =
-                self.s_req_pkt_valid.val() & (self.count.q.val() != self.c4_3.val());
-            self.m_pkt_data.next = self.s_req_pkt_data.val();
+            self.pkt.valid.next =
+                self.req_pkt.valid.val() & (self.count.q.val() != self.c4_3.val());
+            self.pkt.data.next = self.req_pkt.data.val();
         } else {
-            self.m_pkt_valid.next =
-                self.s_rsp_pkt_valid.val() & (self.count.q.val() != self.c4_3.val());
-            self.m_pkt_data.next = self.s_rsp_pkt_data.val();
+            self.pkt.valid.next =
+                self.rsp_pkt.valid.val() & (self.count.q.val() != self.c4_3.val());
+            self.pkt.data.next = self.rsp_pkt.data.val();
         }
-        self.take.next = self.offered.val() & !self.full.val() & self.m_pkt_ready.val();
-        self.s_rsp_pkt_ready.next =
-            !self.grant_req.val() & !self.full.val() & self.m_pkt_ready.val();
-        self.s_req_pkt_ready.next =
-            self.grant_req.val() & !self.full.val() & self.m_pkt_ready.val();
-        self.locked.d.next = self.offered.val() & !self.full.val() & !self.m_pkt_ready.val();
+        self.take.next = self.offered.val() & !self.full.val() & self.pkt.ready.val();
+        self.rsp_pkt.ready.next = !self.grant_req.val() & !self.full.val() & self.pkt.ready.val();
+        self.req_pkt.ready.next = self.grant_req.val() & !self.full.val() & self.pkt.ready.val();
+        self.locked.d.next = self.offered.val() & !self.full.val() & !self.pkt.ready.val();
         self.locked_req.d.next = self.grant_req.val();
 
         // ---- payload: from the source of the oldest payload record ----
         self.head_valid.next = self.count.q.val() != self.c0_3.val();
         self.head_req.next = self.order.q.val().get_bit(0);
         if self.order.q.val().get_bit(0) {
-            self.m_pay_tvalid.next =
-                (self.count.q.val() != self.c0_3.val()) & self.s_req_pay_tvalid.val();
-            self.m_pay_tdata.next = self.s_req_pay_tdata.val();
-            self.m_pay_tlast.next = self.s_req_pay_tlast.val();
+            self.pay.tvalid.next =
+                (self.count.q.val() != self.c0_3.val()) & self.req_pay.tvalid.val();
+            self.pay.tdata.next = self.req_pay.tdata.val();
+            self.pay.tlast.next = self.req_pay.tlast.val();
         } else {
-            self.m_pay_tvalid.next =
-                (self.count.q.val() != self.c0_3.val()) & self.s_rsp_pay_tvalid.val();
-            self.m_pay_tdata.next = self.s_rsp_pay_tdata.val();
-            self.m_pay_tlast.next = self.s_rsp_pay_tlast.val();
+            self.pay.tvalid.next =
+                (self.count.q.val() != self.c0_3.val()) & self.rsp_pay.tvalid.val();
+            self.pay.tdata.next = self.rsp_pay.tdata.val();
+            self.pay.tlast.next = self.rsp_pay.tlast.val();
         }
-        self.s_rsp_pay_tready.next =
-            self.head_valid.val() & !self.head_req.val() & self.m_pay_tready.val();
-        self.s_req_pay_tready.next =
-            self.head_valid.val() & self.head_req.val() & self.m_pay_tready.val();
+        self.rsp_pay.tready.next =
+            self.head_valid.val() & !self.head_req.val() & self.pay.tready.val();
+        self.req_pay.tready.next =
+            self.head_valid.val() & self.head_req.val() & self.pay.tready.val();
 
         // ---- order FIFO: pop the head on a payload's last beat, push a payload record ----
         self.pop.next = self.head_valid.val()
-            & self.m_pay_tready.val()
-            & ((self.head_req.val() & self.s_req_pay_tvalid.val() & self.s_req_pay_tlast.val())
-                | (!self.head_req.val()
-                    & self.s_rsp_pay_tvalid.val()
-                    & self.s_rsp_pay_tlast.val()));
+            & self.pay.tready.val()
+            & ((self.head_req.val() & self.req_pay.tvalid.val() & self.req_pay.tlast.val())
+                | (!self.head_req.val() & self.rsp_pay.tvalid.val() & self.rsp_pay.tlast.val()));
         self.push.next = self.take.val() & (self.plen.val() != self.c0_16.val());
         if self.pop.val() {
             self.order_mid.next = self.order.q.val() >> self.c1_4.val();

@@ -5,31 +5,22 @@
 //! the builder's MAC and status pins (see those blocks for their rules); this file only
 //! wires them, unpacking the record bus into the builder's fields.
 
+use crate::bus::record::{PayloadClient, PayloadServer, RecordServer};
 use crate::prelude::*;
 
 use crate::common::icrc::{BEAT_BYTES, DATA_BITS};
 use crate::tx::hdr_build::HdrBuild;
-use crate::tx::tx_arbiter::{TxArbiter, RECORD_BITS};
+use crate::tx::tx_arbiter::TxArbiter;
 
 /// The TX back end; see the [module docs](self).
 #[derive(LogicBlock)]
 pub struct TxPath {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub s_rsp_pkt_valid: Signal<In, Bit>,
-    pub s_rsp_pkt_ready: Signal<Out, Bit>,
-    pub s_rsp_pkt_data: Signal<In, Bits<RECORD_BITS>>,
-    pub s_rsp_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_rsp_pay_tlast: Signal<In, Bit>,
-    pub s_rsp_pay_tvalid: Signal<In, Bit>,
-    pub s_rsp_pay_tready: Signal<Out, Bit>,
-    pub s_req_pkt_valid: Signal<In, Bit>,
-    pub s_req_pkt_ready: Signal<Out, Bit>,
-    pub s_req_pkt_data: Signal<In, Bits<RECORD_BITS>>,
-    pub s_req_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_req_pay_tlast: Signal<In, Bit>,
-    pub s_req_pay_tvalid: Signal<In, Bit>,
-    pub s_req_pay_tready: Signal<Out, Bit>,
+    pub rsp_pkt: RecordServer,
+    pub rsp_pay: PayloadServer,
+    pub req_pkt: RecordServer,
+    pub req_pay: PayloadServer,
     pub m_axis_tdata: Signal<Out, Bits<DATA_BITS>>,
     pub m_axis_tkeep: Signal<Out, Bits<BEAT_BYTES>>,
     pub m_axis_tlast: Signal<Out, Bit>,
@@ -57,20 +48,10 @@ impl TxPath {
         TxPath {
             clock: Default::default(),
             reset: Default::default(),
-            s_rsp_pkt_valid: Default::default(),
-            s_rsp_pkt_ready: Default::default(),
-            s_rsp_pkt_data: Default::default(),
-            s_rsp_pay_tdata: Default::default(),
-            s_rsp_pay_tlast: Default::default(),
-            s_rsp_pay_tvalid: Default::default(),
-            s_rsp_pay_tready: Default::default(),
-            s_req_pkt_valid: Default::default(),
-            s_req_pkt_ready: Default::default(),
-            s_req_pkt_data: Default::default(),
-            s_req_pay_tdata: Default::default(),
-            s_req_pay_tlast: Default::default(),
-            s_req_pay_tvalid: Default::default(),
-            s_req_pay_tready: Default::default(),
+            rsp_pkt: Default::default(),
+            rsp_pay: Default::default(),
+            req_pkt: Default::default(),
+            req_pay: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
@@ -120,47 +101,34 @@ impl Logic for TxPath {
         self.arbiter.reset.next = self.reset.val();
         self.build.clock.next = self.clock.val();
         self.build.reset.next = self.reset.val();
-        self.arbiter.s_rsp_pkt_valid.next = self.s_rsp_pkt_valid.val();
-        self.s_rsp_pkt_ready.next = self.arbiter.s_rsp_pkt_ready.val();
-        self.arbiter.s_rsp_pkt_data.next = self.s_rsp_pkt_data.val();
-        self.arbiter.s_rsp_pay_tdata.next = self.s_rsp_pay_tdata.val();
-        self.arbiter.s_rsp_pay_tlast.next = self.s_rsp_pay_tlast.val();
-        self.arbiter.s_rsp_pay_tvalid.next = self.s_rsp_pay_tvalid.val();
-        self.s_rsp_pay_tready.next = self.arbiter.s_rsp_pay_tready.val();
-        self.arbiter.s_req_pkt_valid.next = self.s_req_pkt_valid.val();
-        self.s_req_pkt_ready.next = self.arbiter.s_req_pkt_ready.val();
-        self.arbiter.s_req_pkt_data.next = self.s_req_pkt_data.val();
-        self.arbiter.s_req_pay_tdata.next = self.s_req_pay_tdata.val();
-        self.arbiter.s_req_pay_tlast.next = self.s_req_pay_tlast.val();
-        self.arbiter.s_req_pay_tvalid.next = self.s_req_pay_tvalid.val();
-        self.s_req_pay_tready.next = self.arbiter.s_req_pay_tready.val();
-        self.build.s_pkt_valid.next = self.arbiter.m_pkt_valid.val();
-        self.arbiter.m_pkt_ready.next = self.build.s_pkt_ready.val();
-        self.build.s_pkt_dst_mac.next = self.arbiter.m_pkt_data.val().get_bits::<48>(0);
-        self.build.s_pkt_src_mac.next = self.arbiter.m_pkt_data.val().get_bits::<48>(48);
-        self.build.s_pkt_src_ip.next = self.arbiter.m_pkt_data.val().get_bits::<32>(96);
-        self.build.s_pkt_dst_ip.next = self.arbiter.m_pkt_data.val().get_bits::<32>(128);
-        self.build.s_pkt_udp_sport.next = self.arbiter.m_pkt_data.val().get_bits::<16>(160);
-        self.build.s_pkt_opcode.next = self.arbiter.m_pkt_data.val().get_bits::<8>(176);
-        self.build.s_pkt_se.next = self.arbiter.m_pkt_data.val().get_bit(184);
-        self.build.s_pkt_ack_req.next = self.arbiter.m_pkt_data.val().get_bit(185);
-        self.build.s_pkt_dest_qp.next = self.arbiter.m_pkt_data.val().get_bits::<24>(186);
-        self.build.s_pkt_psn.next = self.arbiter.m_pkt_data.val().get_bits::<24>(210);
-        self.build.s_pkt_va.next = self.arbiter.m_pkt_data.val().get_bits::<64>(234);
-        self.build.s_pkt_rkey.next = self.arbiter.m_pkt_data.val().get_bits::<32>(298);
-        self.build.s_pkt_dma_len.next = self.arbiter.m_pkt_data.val().get_bits::<32>(330);
-        self.build.s_pkt_swap_add.next = self.arbiter.m_pkt_data.val().get_bits::<64>(362);
-        self.build.s_pkt_compare.next = self.arbiter.m_pkt_data.val().get_bits::<64>(426);
-        self.build.s_pkt_orig.next = self.arbiter.m_pkt_data.val().get_bits::<64>(490);
-        self.build.s_pkt_syndrome.next = self.arbiter.m_pkt_data.val().get_bits::<8>(554);
-        self.build.s_pkt_msn.next = self.arbiter.m_pkt_data.val().get_bits::<24>(562);
-        self.build.s_pkt_imm.next = self.arbiter.m_pkt_data.val().get_bits::<32>(586);
-        self.build.s_pkt_payload_len.next = self.arbiter.m_pkt_data.val().get_bits::<16>(618);
-        self.build.s_pkt_src_qp.next = self.arbiter.m_pkt_data.val().get_bits::<24>(634);
-        self.build.s_pay_tdata.next = self.arbiter.m_pay_tdata.val();
-        self.build.s_pay_tlast.next = self.arbiter.m_pay_tlast.val();
-        self.build.s_pay_tvalid.next = self.arbiter.m_pay_tvalid.val();
-        self.arbiter.m_pay_tready.next = self.build.s_pay_tready.val();
+        RecordServer::link(&mut self.rsp_pkt, &mut self.arbiter.rsp_pkt);
+        PayloadServer::link(&mut self.rsp_pay, &mut self.arbiter.rsp_pay);
+        RecordServer::link(&mut self.req_pkt, &mut self.arbiter.req_pkt);
+        PayloadServer::link(&mut self.req_pay, &mut self.arbiter.req_pay);
+        self.build.s_pkt_valid.next = self.arbiter.pkt.valid.val();
+        self.arbiter.pkt.ready.next = self.build.s_pkt_ready.val();
+        self.build.s_pkt_dst_mac.next = self.arbiter.pkt.data.val().get_bits::<48>(0);
+        self.build.s_pkt_src_mac.next = self.arbiter.pkt.data.val().get_bits::<48>(48);
+        self.build.s_pkt_src_ip.next = self.arbiter.pkt.data.val().get_bits::<32>(96);
+        self.build.s_pkt_dst_ip.next = self.arbiter.pkt.data.val().get_bits::<32>(128);
+        self.build.s_pkt_udp_sport.next = self.arbiter.pkt.data.val().get_bits::<16>(160);
+        self.build.s_pkt_opcode.next = self.arbiter.pkt.data.val().get_bits::<8>(176);
+        self.build.s_pkt_se.next = self.arbiter.pkt.data.val().get_bit(184);
+        self.build.s_pkt_ack_req.next = self.arbiter.pkt.data.val().get_bit(185);
+        self.build.s_pkt_dest_qp.next = self.arbiter.pkt.data.val().get_bits::<24>(186);
+        self.build.s_pkt_psn.next = self.arbiter.pkt.data.val().get_bits::<24>(210);
+        self.build.s_pkt_va.next = self.arbiter.pkt.data.val().get_bits::<64>(234);
+        self.build.s_pkt_rkey.next = self.arbiter.pkt.data.val().get_bits::<32>(298);
+        self.build.s_pkt_dma_len.next = self.arbiter.pkt.data.val().get_bits::<32>(330);
+        self.build.s_pkt_swap_add.next = self.arbiter.pkt.data.val().get_bits::<64>(362);
+        self.build.s_pkt_compare.next = self.arbiter.pkt.data.val().get_bits::<64>(426);
+        self.build.s_pkt_orig.next = self.arbiter.pkt.data.val().get_bits::<64>(490);
+        self.build.s_pkt_syndrome.next = self.arbiter.pkt.data.val().get_bits::<8>(554);
+        self.build.s_pkt_msn.next = self.arbiter.pkt.data.val().get_bits::<24>(562);
+        self.build.s_pkt_imm.next = self.arbiter.pkt.data.val().get_bits::<32>(586);
+        self.build.s_pkt_payload_len.next = self.arbiter.pkt.data.val().get_bits::<16>(618);
+        self.build.s_pkt_src_qp.next = self.arbiter.pkt.data.val().get_bits::<24>(634);
+        PayloadClient::join(&mut self.arbiter.pay, &mut self.build.pay);
         self.m_axis_tdata.next = self.build.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.build.m_axis_tkeep.val();
         self.m_axis_tlast.next = self.build.m_axis_tlast.val();
@@ -245,27 +213,27 @@ mod tests {
                     s.rec_on = true;
                     let data = pack(&s.recs[0].fields());
                     if i == 0 {
-                        bench.uut.s_rsp_pkt_data.next = data;
+                        bench.uut.rsp_pkt.data.next = data;
                     } else {
-                        bench.uut.s_req_pkt_data.next = data;
+                        bench.uut.req_pkt.data.next = data;
                     }
                 }
                 if s.beat_on.is_none() && !s.beats.is_empty() && rng.percent(pattern.valid_pct) {
                     s.beat_on = s.beats.pop_front();
                     let b = s.beat_on.as_ref().expect("beat");
                     if i == 0 {
-                        bench.uut.s_rsp_pay_tdata.next = b.tdata();
-                        bench.uut.s_rsp_pay_tlast.next = b.last;
+                        bench.uut.rsp_pay.tdata.next = b.tdata();
+                        bench.uut.rsp_pay.tlast.next = b.last;
                     } else {
-                        bench.uut.s_req_pay_tdata.next = b.tdata();
-                        bench.uut.s_req_pay_tlast.next = b.last;
+                        bench.uut.req_pay.tdata.next = b.tdata();
+                        bench.uut.req_pay.tlast.next = b.last;
                     }
                 }
             }
-            bench.uut.s_rsp_pkt_valid.next = src[0].rec_on;
-            bench.uut.s_req_pkt_valid.next = src[1].rec_on;
-            bench.uut.s_rsp_pay_tvalid.next = src[0].beat_on.is_some();
-            bench.uut.s_req_pay_tvalid.next = src[1].beat_on.is_some();
+            bench.uut.rsp_pkt.valid.next = src[0].rec_on;
+            bench.uut.req_pkt.valid.next = src[1].rec_on;
+            bench.uut.rsp_pay.tvalid.next = src[0].beat_on.is_some();
+            bench.uut.req_pay.tvalid.next = src[1].beat_on.is_some();
             bench.uut.m_axis_tready.next = rng.percent(pattern.ready_pct);
             bench.settle();
             let u = &bench.uut;
@@ -274,13 +242,13 @@ mod tests {
                 "error pin (seed {seed})"
             );
             let taken = [
-                u.s_rsp_pkt_valid.val() && u.s_rsp_pkt_ready.val(),
-                u.s_req_pkt_valid.val() && u.s_req_pkt_ready.val(),
+                u.rsp_pkt.valid.val() && u.rsp_pkt.ready.val(),
+                u.req_pkt.valid.val() && u.req_pkt.ready.val(),
             ];
             assert!(!(taken[0] && taken[1]), "one record per cycle");
             let beat_taken = [
-                u.s_rsp_pay_tvalid.val() && u.s_rsp_pay_tready.val(),
-                u.s_req_pay_tvalid.val() && u.s_req_pay_tready.val(),
+                u.rsp_pay.tvalid.val() && u.rsp_pay.tready.val(),
+                u.req_pay.tvalid.val() && u.req_pay.tready.val(),
             ];
             if u.m_axis_tvalid.val() && u.m_axis_tready.val() {
                 let data = bytes_from_bits(u.m_axis_tdata.val());

@@ -394,7 +394,7 @@ fn run(p: Pattern, seed: u64, count: usize, faults: bool) -> [usize; 5] {
             u.s_clear_valid.next = clearing;
             u.s_clear_qpn.next = u64::from(clear.map_or(0, |c| c.0)).into();
             dma.drive(u, &mut rng, p, now);
-            u.m_pkt_ready.next = rng.percent(p.ready_pct);
+            u.pkt.ready.next = rng.percent(p.ready_pct);
             b.settle();
             let u = &b.uut;
             if (u.s_job_valid.val() && u.s_job_ready.val())
@@ -404,8 +404,8 @@ fn run(p: Pattern, seed: u64, count: usize, faults: bool) -> [usize; 5] {
             }
             dma.observe(u, &mut rng, now);
             let mut outcome = None;
-            if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
-                outcome = Some(Outcome::Ack(unpack_record(&u.m_pkt_data.val(), vec![])));
+            if u.pkt.valid.val() && u.pkt.ready.val() {
+                outcome = Some(Outcome::Ack(unpack_record(&u.pkt.data.val(), vec![])));
             }
             if u.m_err_valid.val() {
                 assert!(outcome.is_none());

@@ -256,8 +256,8 @@ fn run(jobs: &[Job], dma: &mut Dma, p: Pattern, seed: u64) -> Out {
         }
         b.uut.s_job_valid.next = job_on.is_some();
         dma.drive(&mut b.uut, &mut rng, p, now);
-        b.uut.m_pkt_ready.next = rng.percent(p.ready_pct);
-        b.uut.m_pay_tready.next = rng.percent(p.ready_pct);
+        b.uut.pkt.ready.next = rng.percent(p.ready_pct);
+        b.uut.pay.tready.next = rng.percent(p.ready_pct);
         b.settle();
         let u = &b.uut;
         dma.observe(u, now);
@@ -266,16 +266,16 @@ fn run(jobs: &[Job], dma: &mut Dma, p: Pattern, seed: u64) -> Out {
             job_on = None;
             out.job_at.push(now);
         }
-        if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+        if u.pkt.valid.val() && u.pkt.ready.val() {
             quiet = 0;
-            raw.push(u.m_pkt_data.val());
+            raw.push(u.pkt.data.val());
             out.rec_at.push(now);
         }
-        if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+        if u.pay.tvalid.val() && u.pay.tready.val() {
             quiet = 0;
-            beats.extend(bytes_from_bits(u.m_pay_tdata.val()));
+            beats.extend(bytes_from_bits(u.pay.tdata.val()));
             out.beat_at.push(now);
-            if u.m_pay_tlast.val() {
+            if u.pay.tlast.val() {
                 pays.push_back(std::mem::take(&mut beats));
             }
         }

@@ -763,8 +763,8 @@ impl Rtl {
         };
         u.seg_rd.resp_data.next = beat_from_bytes(&sdata);
         u.seg_rd.resp_last.next = slast;
-        u.m_pkt_ready.next = rdy[8];
-        u.m_pay_tready.next = rdy[9];
+        u.pkt.ready.next = rdy[8];
+        u.pay.tready.next = rdy[9];
         u.cqe.ready.next = rdy[10];
         u.s_op_rd_qpn.next = u64::from(op.0).into();
         u.s_op_rd_slot.next = op.1.into();
@@ -906,8 +906,8 @@ impl Rtl {
             seg_rd.push_back((lat, u.seg_rd.req_tag.val().to_u64(), beats));
             busy = true;
         }
-        if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
-            let rec = u.m_pkt_data.val();
+        if u.pkt.valid.val() && u.pkt.ready.val() {
+            let rec = u.pkt.data.val();
             let plen = crate::responder::diff::get(
                 &rec,
                 rocenic_hdl::tx::tx_arbiter::field_offset("payload_len"),
@@ -916,16 +916,16 @@ impl Rtl {
             recs.push_back((rec, plen, Vec::new()));
             busy = true;
         }
-        if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+        if u.pay.tvalid.val() && u.pay.tready.val() {
             let r = recs
                 .iter_mut()
                 .find(|r| r.2.len() < r.1)
                 .expect("a payload beat for a record with payload");
-            let bytes = bytes_from_bits(u.m_pay_tdata.val());
+            let bytes = bytes_from_bits(u.pay.tdata.val());
             let take = (r.1 - r.2.len()).min(64);
             r.2.extend_from_slice(&bytes[..take]);
             assert_eq!(
-                u.m_pay_tlast.val(),
+                u.pay.tlast.val(),
                 r.2.len() == r.1,
                 "tlast on the payload's last beat"
             );

@@ -384,8 +384,8 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
             u.dma_rd.resp_tag.next = u64::from(tag).into();
         }
         u.dma_rd.req_ready.next = rng.percent(pattern.ready_pct);
-        u.m_pkt_ready.next = rng.percent(pattern.ready_pct);
-        u.m_pay_tready.next = rng.percent(pattern.ready_pct);
+        u.pkt.ready.next = rng.percent(pattern.ready_pct);
+        u.pay.tready.next = rng.percent(pattern.ready_pct);
         b.settle();
         let u = &b.uut;
         let mut busy = false;
@@ -415,16 +415,16 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
         }
         assert_eq!(
             u.m_sent_valid.val(),
-            u.m_pkt_valid.val() && u.m_pkt_ready.val(),
+            u.pkt.valid.val() && u.pkt.ready.val(),
             "m_sent pulses with each record taken"
         );
-        if u.m_pkt_valid.val() && u.m_pkt_ready.val() {
+        if u.pkt.valid.val() && u.pkt.ready.val() {
             let want = expected.pop_front().expect("a record nobody expected");
             assert!(
                 !want.fails,
                 "the packet of a failed read was sent: {want:?}"
             );
-            let got = u.m_pkt_data.val();
+            let got = u.pkt.data.val();
             assert_eq!(
                 record_fields(&got),
                 record_fields(&pack(&want.record.fields())),
@@ -452,20 +452,20 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
         } else {
             assert!(!u.m_done_valid.val(), "m_done without a record");
         }
-        if u.m_pay_tvalid.val() && u.m_pay_tready.val() {
+        if u.pay.tvalid.val() && u.pay.tready.val() {
             let want = pay_expected
                 .front()
                 .expect("a payload beat before its record");
-            let bytes = bytes_from_bits(u.m_pay_tdata.val());
+            let bytes = bytes_from_bits(u.pay.tdata.val());
             let at = pay_got.len();
             let n = (want.len() - at).min(BEAT_BYTES);
             pay_got.extend_from_slice(&bytes[..n]);
             assert_eq!(
-                u.m_pay_tlast.val(),
+                u.pay.tlast.val(),
                 pay_got.len() == want.len(),
                 "tlast on the payload's last beat"
             );
-            if u.m_pay_tlast.val() {
+            if u.pay.tlast.val() {
                 assert_eq!(&pay_got, want, "payload bytes");
                 seen.payload_bytes += pay_got.len();
                 pay_got.clear();
@@ -505,7 +505,7 @@ fn run(jobs: &[Job], pattern: Pattern, latency: u64, seed: u64) -> Seen {
     // Nothing more comes out.
     for _ in 0..5 {
         b.settle();
-        assert!(!b.uut.m_pkt_valid.val() && !b.uut.m_pay_tvalid.val());
+        assert!(!b.uut.pkt.valid.val() && !b.uut.pay.tvalid.val());
         assert!(!b.uut.dma_rd.req_valid.val());
         b.tick();
     }

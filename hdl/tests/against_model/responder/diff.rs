@@ -574,7 +574,7 @@ impl Rtl {
             let st = status_due.filter(|s| s.0 == 0);
             u.dma_wr.status_valid.next = st.is_some();
             u.dma_wr.status_err.next = st.is_some_and(|s| s.1);
-            u.m_ack_pkt_ready.next = rdy[8];
+            u.ack_pkt.ready.next = rdy[8];
             u.m_read_job_ready.next = rdy[9];
             u.m_atomic_job_ready.next = rdy[10];
             u.m_replay_ready.next = rdy[11];
@@ -703,8 +703,8 @@ impl Rtl {
             if u.s_payload_tvalid.val() && u.s_payload_tready.val() {
                 beats.pop_front();
             }
-            if u.m_ack_pkt_valid.val() && u.m_ack_pkt_ready.val() {
-                let r = u.m_ack_pkt_data.val();
+            if u.ack_pkt.valid.val() && u.ack_pkt.ready.val() {
+                let r = u.ack_pkt.data.val();
                 let f = |n: &str| {
                     let (at, w) = field(&RECORD_FIELDS, n);
                     get(&r, at, w)

@@ -244,7 +244,7 @@ impl Env {
             u.dma_wr.data_ready.next = true;
             u.dma_wr.status_valid.next = status_due;
             u.dma_wr.status_err.next = false;
-            u.m_ack_pkt_ready.next = true;
+            u.ack_pkt.ready.next = true;
             u.m_read_job_ready.next = true;
             u.m_atomic_job_ready.next = true;
             u.m_replay_ready.next = true;
@@ -335,8 +335,8 @@ impl Env {
             if u.s_payload_tvalid.val() && u.s_payload_tready.val() {
                 beats.pop_front();
             }
-            if u.m_ack_pkt_valid.val() && u.m_ack_pkt_ready.val() {
-                let r = u.m_ack_pkt_data.val();
+            if u.ack_pkt.valid.val() && u.ack_pkt.ready.val() {
+                let r = u.ack_pkt.data.val();
                 let (sa, sw) = field(&RECORD_FIELDS, "syndrome");
                 let (pa, pw) = field(&RECORD_FIELDS, "psn");
                 let (ma, mw) = field(&RECORD_FIELDS, "msn");
