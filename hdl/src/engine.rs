@@ -119,6 +119,7 @@
 use rocenic_proto::abi::regs::Counter;
 
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
+use crate::bus::ctl::{CqEvClient, InvClient};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::bus::dma_rd::DmaRdServer;
 use crate::bus::dma_wr::DmaWrServer;
@@ -682,37 +683,32 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_ctl_m_cq_db_cqn.next = self.control.m_cq_db_cqn.val();
 
         // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
-        self.cpl.s_cfg_valid.next = self.control.m_cqev_valid.val();
-        self.cpl.s_cfg_cqn.next = self.control.m_cqev_cqn.val();
-        self.cpl.s_cfg_iova64.next = self.control.m_cqev_iova64.val();
-        self.cpl.s_cfg_log.next = self.control.m_cqev_log.val();
-        self.control.m_cqev_ready.next = self.cpl.s_cfg_ready.val();
+        CqEvClient::join(&mut self.control.cqev, &mut self.cpl.cfg);
         // MODIFY_QP to ERR: the responder flushes the QP's receives (its one-entry latch
         // holds the event back while full; the other kinds are always taken).
         // RESET/DESTROYED: the requester's op-ring bookkeeping and the replay cache are
         // cleared (the event is taken when the requester can take it; the replay cache
         // takes it in the same cycle).
-        self.control.m_qpev_ready.next = ((self.control.m_qpev_kind.val()
-            != self.k_ev_error.val())
-            & (self.control.m_qpev_kind.val() != self.k_ev_reset.val())
-            & (self.control.m_qpev_kind.val() != self.k_ev_destroyed.val()))
-            | ((self.control.m_qpev_kind.val() == self.k_ev_error.val())
+        self.control.qpev.ready.next = ((self.control.qpev.kind.val() != self.k_ev_error.val())
+            & (self.control.qpev.kind.val() != self.k_ev_reset.val())
+            & (self.control.qpev.kind.val() != self.k_ev_destroyed.val()))
+            | ((self.control.qpev.kind.val() == self.k_ev_error.val())
                 & self.resp.s_flush_ready.val())
-            | (((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
-                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()))
+            | (((self.control.qpev.kind.val() == self.k_ev_reset.val())
+                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()))
                 & self.req.s_qp_clr_ready.val());
-        self.resp.s_flush_valid.next = self.control.m_qpev_valid.val()
-            & (self.control.m_qpev_kind.val() == self.k_ev_error.val());
-        self.resp.s_flush_qpn.next = self.control.m_qpev_qpn.val();
-        self.atom.s_clear_valid.next = self.control.m_qpev_valid.val()
-            & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
-                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()))
+        self.resp.s_flush_valid.next =
+            self.control.qpev.valid.val() & (self.control.qpev.kind.val() == self.k_ev_error.val());
+        self.resp.s_flush_qpn.next = self.control.qpev.qpn.val();
+        self.atom.s_clear_valid.next = self.control.qpev.valid.val()
+            & ((self.control.qpev.kind.val() == self.k_ev_reset.val())
+                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()))
             & self.req.s_qp_clr_ready.val();
-        self.atom.s_clear_qpn.next = self.control.m_qpev_qpn.val();
-        self.req.s_qp_clr_valid.next = self.control.m_qpev_valid.val()
-            & ((self.control.m_qpev_kind.val() == self.k_ev_reset.val())
-                | (self.control.m_qpev_kind.val() == self.k_ev_destroyed.val()));
-        self.req.s_qp_clr_qpn.next = self.control.m_qpev_qpn.val();
+        self.atom.s_clear_qpn.next = self.control.qpev.qpn.val();
+        self.req.s_qp_clr_valid.next = self.control.qpev.valid.val()
+            & ((self.control.qpev.kind.val() == self.k_ev_reset.val())
+                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()));
+        self.req.s_qp_clr_qpn.next = self.control.qpev.qpn.val();
 
         // ---- context tables <-> responder ----
         // qpc and qpa: one datapath read port each, shared by the responder (first) and
@@ -728,7 +724,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         );
         CtxRdClient::<QA, { qpc_layout::BITS }>::join(
             &mut self.qpc_share.table,
-            &mut self.control.qpc_rd,
+            &mut self.control.ctx.qpc_rd,
         );
         self.qpa_share.clock.next = self.clock.val();
         CtxRdServer::<QA, { qpa_layout::BITS }>::join(
@@ -741,32 +737,32 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         );
         CtxRdClient::<QA, { qpa_layout::BITS }>::join(
             &mut self.qpa_share.table,
-            &mut self.control.qpa_rd,
+            &mut self.control.ctx.qpa_rd,
         );
         CtxRdClient::<QA, { qps_layout::BITS }>::join(
             &mut self.resp.qps_rd,
-            &mut self.control.qps_rd,
+            &mut self.control.ctx.qps_rd,
         );
         CtxWrClient::<QA, { qps_layout::BITS }>::join(
             &mut self.resp.qps_wr,
-            &mut self.control.qps_wr,
+            &mut self.control.ctx.qps_wr,
         );
         // qpr: the requester's read port and write port (writes refused in the cycles a
         // command writes qpr).
         CtxRdClient::<QA, { qpr_layout::BITS }>::join(
             &mut self.req.qpr_rd,
-            &mut self.control.qpr_rd,
+            &mut self.control.ctx.qpr_rd,
         );
         CtxWrClient::<QA, { qpr_layout::BITS }>::join(
             &mut self.req.qpr_wr,
-            &mut self.control.qpr_wr,
+            &mut self.control.ctx.qpr_wr,
         );
         // A table nobody reads yet.
-        self.control.cq_rd.req_valid.next = false;
-        self.control.cq_rd.req_addr.next = self.zero8.val();
-        self.unused_ctl_s_cq_rd_ready.next = self.control.cq_rd.req_ready.val();
-        self.unused_ctl_m_cq_rd_valid.next = self.control.cq_rd.resp_valid.val();
-        self.unused_ctl_m_cq_rd_data.next = self.control.cq_rd.resp_data.val();
+        self.control.ctx.cq_rd.req_valid.next = false;
+        self.control.ctx.cq_rd.req_addr.next = self.zero8.val();
+        self.unused_ctl_s_cq_rd_ready.next = self.control.ctx.cq_rd.req_ready.val();
+        self.unused_ctl_m_cq_rd_valid.next = self.control.ctx.cq_rd.resp_valid.val();
+        self.unused_ctl_m_cq_rd_data.next = self.control.ctx.cq_rd.resp_data.val();
 
         // ---- MR checks: responder (first) and requester -> one MrCheck -> mr table ----
         self.mr_share.clock.next = self.clock.val();
@@ -775,7 +771,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         MrServer::join(&mut self.mr_share.second, &mut self.req.mr);
         MrClient::join(&mut self.mr_share.out, &mut self.mr.port);
         self.unused_mr_m_res_err.next = self.mr.m_res_err.val();
-        CtxRdClient::<MA, { mr_layout::BITS }>::join(&mut self.mr.mr_rd, &mut self.control.mr_rd);
+        CtxRdClient::<MA, { mr_layout::BITS }>::join(
+            &mut self.mr.mr_rd,
+            &mut self.control.ctx.mr_rd,
+        );
 
         // ---- jobs: READ -> ReadResp, atomics and replays -> AtomicUnit; their failures ----
         // Each handshake passes `ro`'s gate (which pushes the job's tag) and a JobSlice;
@@ -843,22 +842,22 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         // to ERR). The requester pulses: its pulse is held in `qe_pend` until taken. The
         // port stays with one source until it is taken (`qe_busy`/`qe_sel`), the
         // responder first otherwise.
-        self.qe_now.next = !self.resp.m_qp_err_valid.val();
+        self.qe_now.next = !self.resp.qp_err.valid.val();
         if self.qe_busy.q.val() {
             self.qe_now.next = self.qe_sel.q.val();
         }
-        self.control.s_qperr_valid.next = self.resp.m_qp_err_valid.val();
-        self.control.s_qperr_qpn.next = self.resp.m_qp_err_qpn.val();
+        self.control.qperr.valid.next = self.resp.qp_err.valid.val();
+        self.control.qperr.qpn.next = self.resp.qp_err.qpn.val();
         if self.qe_now.val() {
-            self.control.s_qperr_valid.next = self.qe_pend.q.val();
-            self.control.s_qperr_qpn.next = self.qe_pend_qpn.q.val();
+            self.control.qperr.valid.next = self.qe_pend.q.val();
+            self.control.qperr.qpn.next = self.qe_pend_qpn.q.val();
         }
-        self.resp.m_qp_err_ready.next = self.control.s_qperr_ready.val() & !self.qe_now.val();
+        self.resp.qp_err.ready.next = self.control.qperr.ready.val() & !self.qe_now.val();
         self.qe_sel.d.next = self.qe_now.val();
-        self.qe_busy.d.next = ((self.resp.m_qp_err_valid.val() & !self.qe_now.val())
+        self.qe_busy.d.next = ((self.resp.qp_err.valid.val() & !self.qe_now.val())
             | (self.qe_pend.q.val() & self.qe_now.val()))
-            & !self.control.s_qperr_ready.val();
-        if self.control.s_qperr_ready.val() & self.qe_now.val() {
+            & !self.control.qperr.ready.val();
+        if self.control.qperr.ready.val() & self.qe_now.val() {
             self.qe_pend.d.next = false;
         }
         if self.req.m_qp_err_valid.val() {
@@ -866,17 +865,13 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.qe_pend_qpn.d.next = self.req.m_qp_err_qpn.val();
         }
         // SEND with invalidate -> the command engine (the mr table's write)
-        self.control.s_inv_valid.next = self.resp.m_inv_valid.val();
-        self.control.s_inv_key.next = self.resp.m_inv_key.val();
-        self.control.s_inv_pdn.next = self.resp.m_inv_pdn.val();
-        self.resp.m_inv_ready.next = self.control.s_inv_ready.val();
-        self.resp.m_inv_ok.next = self.control.s_inv_ok.val();
+        InvClient::join(&mut self.resp.inv, &mut self.control.inv);
         // table writes: the responder keeps nothing read while one may happen
         self.resp.s_cmd_start.next = self.control.m_cmd_start.val();
         self.resp.s_cmd_done.next = self.control.m_cmd_done.val();
         self.resp.s_tbl_wr.next = self.control.m_cmd_busy.val()
-            | self.control.s_qperr_ready.val()
-            | self.control.s_inv_ready.val();
+            | self.control.qperr.ready.val()
+            | self.control.inv.ready.val();
 
         // ---- receive CQEs (first) and send CQEs -> completion engine ----
         CqeServer::join(&mut self.cqe_share.first, &mut self.resp.cqe);

@@ -4,6 +4,9 @@
 //! valid/ready handshake). `A` is the address width, `D` the entry width (a `*_layout::BITS`
 //! of `proto`).
 
+use crate::control::ctx_tables::{
+    cq_layout, mr_layout, qpa_layout, qpc_layout, qpr_layout, qps_layout,
+};
 use crate::prelude::*;
 
 port_group! {
@@ -71,4 +74,21 @@ impl<const A: usize, const D: usize> Logic for CtxRdShare<A, D> {
         self.first.resp_data.next = self.table.resp_data.val();
         self.second.resp_data.next = self.table.resp_data.val();
     }
+}
+
+/// The context tables' datapath ports as the control plane serves them, one field: the
+/// read ports of `cq`, `mr`, `qpc`, `qpa`, `qpr`, `qps` and the write ports of `qps` (the
+/// responder's) and `qpr` (the requester's). `QA` and `MA` are the QP and MR index widths.
+#[derive(LogicInterface, Default)]
+pub struct CtxServers<const QA: usize, const MA: usize> {
+    pub cq_rd: CtxRdServer<8, { cq_layout::BITS }>,
+    pub mr_rd: CtxRdServer<MA, { mr_layout::BITS }>,
+    pub qpc_rd: CtxRdServer<QA, { qpc_layout::BITS }>,
+    pub qpa_rd: CtxRdServer<QA, { qpa_layout::BITS }>,
+    pub qpr_rd: CtxRdServer<QA, { qpr_layout::BITS }>,
+    pub qps_rd: CtxRdServer<QA, { qps_layout::BITS }>,
+    /// The responder's write port on `qps` (refused while a command writes it).
+    pub qps_wr: CtxWrServer<QA, { qps_layout::BITS }>,
+    /// The requester's write port on `qpr` (refused while a command writes it).
+    pub qpr_wr: CtxWrServer<QA, { qpr_layout::BITS }>,
 }

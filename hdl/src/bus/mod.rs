@@ -39,6 +39,7 @@ macro_rules! port_group {
 }
 
 pub mod cqe;
+pub mod ctl;
 pub mod ctx;
 pub mod dma_rd;
 pub mod dma_wr;

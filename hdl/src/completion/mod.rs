@@ -27,6 +27,7 @@
 pub mod cqe_beat;
 
 use crate::bus::cqe::CqeServer;
+use crate::bus::ctl::CqEvServer;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::common::cat::Cat;
 use crate::completion::cqe_beat::{CqeBeat, CQE_BITS, CQE_BYTES};
@@ -64,11 +65,7 @@ pub struct Completion {
 
     /// CREATE_CQ: ring IOVA (64-byte aligned, without its low six bits) and log2 entries
     /// (the command FSM has checked both). Zeroes the CQ's producer and consumer index.
-    pub s_cfg_valid: Signal<In, Bit>,
-    pub s_cfg_ready: Signal<Out, Bit>,
-    pub s_cfg_cqn: Signal<In, Bits<CQN_BITS>>,
-    pub s_cfg_iova64: Signal<In, Bits<IOVA64_BITS>>,
-    pub s_cfg_log: Signal<In, Bits<LOG_BITS>>,
+    pub cfg: CqEvServer,
 
     /// CQ doorbell: the host's new consumer index.
     pub s_db_valid: Signal<In, Bit>,
@@ -137,11 +134,7 @@ impl Default for Completion {
         Completion {
             clock: Default::default(),
             reset: Default::default(),
-            s_cfg_valid: Default::default(),
-            s_cfg_ready: Default::default(),
-            s_cfg_cqn: Default::default(),
-            s_cfg_iova64: Default::default(),
-            s_cfg_log: Default::default(),
+            cfg: Default::default(),
             s_db_valid: Default::default(),
             s_db_ready: Default::default(),
             s_db_cqn: Default::default(),
@@ -222,16 +215,16 @@ impl Logic for Completion {
         self.slot_addr.next = self.ring_iova64.val() + self.slot.val();
 
         // ---- CREATE_CQ (only between CQEs) and doorbells ----
-        self.take_cfg.next = self.s_cfg_valid.val() & (self.state.q.val() == self.st_idle.val());
-        self.s_cfg_ready.next = self.state.q.val() == self.st_idle.val();
+        self.take_cfg.next = self.cfg.valid.val() & (self.state.q.val() == self.st_idle.val());
+        self.cfg.ready.next = self.state.q.val() == self.st_idle.val();
         self.s_db_ready.next = !self.take_cfg.val();
-        self.cfg_word.hi.next = self.s_cfg_iova64.val();
-        self.cfg_word.lo.next = self.s_cfg_log.val();
-        self.cfg_ram.write_address.next = self.s_cfg_cqn.val();
+        self.cfg_word.hi.next = self.cfg.iova64.val();
+        self.cfg_word.lo.next = self.cfg.log.val();
+        self.cfg_ram.write_address.next = self.cfg.cqn.val();
         self.cfg_ram.write_data.next = self.cfg_word.y.val();
         self.cfg_ram.write_enable.next = self.take_cfg.val();
         if self.take_cfg.val() {
-            self.ci_ram.write_address.next = self.s_cfg_cqn.val();
+            self.ci_ram.write_address.next = self.cfg.cqn.val();
             self.ci_ram.write_data.next = self.zero32.val();
             self.ci_ram.write_enable.next = true;
         } else {
@@ -242,9 +235,9 @@ impl Logic for Completion {
 
         // ---- CQEs ----
         self.take_cqe.next = self.cqe.valid.val()
-            & !self.s_cfg_valid.val()
+            & !self.cfg.valid.val()
             & (self.state.q.val() == self.st_idle.val());
-        self.cqe.ready.next = !self.s_cfg_valid.val() & (self.state.q.val() == self.st_idle.val());
+        self.cqe.ready.next = !self.cfg.valid.val() & (self.state.q.val() == self.st_idle.val());
         // The RAMs read at the CQE's CQN while idle, at the latched one after.
         if self.state.q.val() == self.st_idle.val() {
             self.cfg_ram.read_address.next = self.cqe.cqn.val();
@@ -273,7 +266,7 @@ impl Logic for Completion {
         self.pi_ram.write_address.next = self.cqn.q.val();
         self.pi_ram.write_enable.next = false;
         if self.take_cfg.val() {
-            self.pi_ram.write_address.next = self.s_cfg_cqn.val();
+            self.pi_ram.write_address.next = self.cfg.cqn.val();
             self.pi_ram.write_data.next = self.zero58.val();
             self.pi_ram.write_enable.next = true;
         } else {
@@ -383,16 +376,16 @@ mod tests {
 
     /// Creates `cq` through the cfg port (waiting for ready).
     fn create(b: &mut Bench<Completion>, cq: &HostCq) {
-        b.uut.s_cfg_valid.next = true;
-        b.uut.s_cfg_cqn.next = u64::from(cq.cqn).into();
-        b.uut.s_cfg_iova64.next = (cq.iova >> 6).into();
-        b.uut.s_cfg_log.next = u64::from(cq.log).into();
+        b.uut.cfg.valid.next = true;
+        b.uut.cfg.cqn.next = u64::from(cq.cqn).into();
+        b.uut.cfg.iova64.next = (cq.iova >> 6).into();
+        b.uut.cfg.log.next = u64::from(cq.log).into();
         for _ in 0..20 {
             b.settle();
-            let done = b.uut.s_cfg_ready.val();
+            let done = b.uut.cfg.ready.val();
             b.tick();
             if done {
-                b.uut.s_cfg_valid.next = false;
+                b.uut.cfg.valid.next = false;
                 return;
             }
         }

@@ -23,11 +23,11 @@
 //!   reset device has no objects, as `Nic::new`.
 //! - `outs` are the result words: zero after every command but a successful QUERY_QP, as in
 //!   the model (`cmd_out` is cleared when a command runs).
-//! - QP events (`m_qpev_*`, valid/ready, one per MODIFY_QP or DESTROY_QP that has one):
+//! - QP events (`qpev`, a `QpEvClient`, one per MODIFY_QP or DESTROY_QP that has one):
 //!   `QPEV_RESET` (moved to RESET: drop everything of the QP), `QPEV_ERROR` (entered ERR
 //!   from another state: flush its work requests), `QPEV_ACTIVE` (RTS or SQD: the
 //!   requester may schedule it), `QPEV_DESTROYED`.
-//! - CQ events (`m_cqev_*`, valid/ready, one per successful CREATE_CQ): the CQ's number,
+//! - CQ events (`cqev`, a `CqEvClient`, one per successful CREATE_CQ): the CQ's number,
 //!   ring and size for the completion engine, which keeps the CQ's indices.
 //! - Per-QP counters (`m_qc_*`, the [`QpCounters`](crate::control::qp_counters::QpCounters)
 //!   operation port): a successful CREATE_QP clears the QP's counters and a
@@ -41,24 +41,25 @@
 //!   beats, then the status), state QDma; a refused write (`dma_wr.status_err`) answers
 //!   `DMA_FAULT`, as the model does. The counters are those of the moment each is read
 //!   (`qp_counters` docs).
-//! - QP errors (`s_qperr_*`, valid/ready; the engine merges the responder's and the
+//! - QP errors (`qperr`, a `QpErrServer`; the engine merges the responder's and the
 //!   requester's): in Idle, with no command to
 //!   start, the engine reads the QP's `qpc`/`qpa` (ErrRead, ErrCapture) and in ErrWrite
 //!   moves `qpa.state` to ERR if the QP exists and is in RTR, RTS or SQD (the states the
 //!   model's responder fails in; a QP reset or destroyed meanwhile is left alone), raising
-//!   `s_qperr_ready` in that cycle, so the responder's next read of `qpa` sees ERR. No
+//!   `qperr.ready` in that cycle, so the responder's next read of `qpa` sees ERR. No
 //!   QP event is sent for it (the responder flushes the receives itself; the requester's
 //!   SQ flush is not built). A `start` arriving in those three cycles is held and runs
 //!   next. Commands go first; a QP error is also served while a QP event waits for its
 //!   taker (which may be the responder, waiting for this write: no deadlock).
-//! - The responder's SEND with invalidate (`s_inv_*`, valid/ready, after QP errors): the
+//! - The responder's SEND with invalidate (`inv`, an `InvServer`, after QP errors): the
 //!   same three states read the MR named by the key (`key >> 8`), and invalidate it
 //!   (clear `valid`) if it exists, is valid, carries the key's tag and is in the given PD,
-//!   as the model's `Tables::invalidate`; `s_inv_ok` with ready says whether it did.
+//!   as the model's `Tables::invalidate`; `inv.ok` with ready says whether it did.
 //! - Arguments are read during the command, not latched at start (as the model reads them
 //!   when the command executes): the host must not write them while busy.
 
-use crate::bus::ctx::{CtxRdServer, CtxWrServer};
+use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
+use crate::bus::ctx::{CtxRdServer, CtxServers, CtxWrServer};
 use crate::bus::dma_wr::DmaWrClient;
 use crate::control::ctx_tables::*;
 use crate::control::qp_counters::CNT_BITS;
@@ -66,7 +67,7 @@ use crate::prelude::*;
 use rocenic_proto::abi::cmd::{modify_qp_arg as modify, mr_key, qp_attr, CmdOpcode, CmdStatus};
 use rocenic_proto::abi::verbs::{access, Mtu, QpState};
 
-/// QP event kinds on `m_qpev_kind`.
+/// QP event kinds on `qpev.kind`.
 pub const QPEV_RESET: u64 = 0;
 pub const QPEV_ERROR: u64 = 1;
 pub const QPEV_ACTIVE: u64 = 2;
@@ -337,42 +338,20 @@ pub struct CmdEngine<const QA: usize, const MA: usize> {
     pub status: Signal<Out, Bits<32>>,
     pub outs: Signal<Out, Bits<256>>,
     /// QP events for the datapath.
-    pub m_qpev_valid: Signal<Out, Bit>,
-    pub m_qpev_ready: Signal<In, Bit>,
-    pub m_qpev_kind: Signal<Out, Bits<2>>,
-    pub m_qpev_qpn: Signal<Out, Bits<QA>>,
+    pub qpev: QpEvClient<QA>,
     /// CQ events for the completion engine (valid/ready, one per successful CREATE_CQ):
     /// the CQ, its ring IOVA without the six zero bits, its log2 entries. (DESTROY_CQ
     /// needs none: a CQ with QPs on it cannot be destroyed, so no CQE is in flight for it,
     /// and the next CREATE_CQ of that number zeroes its indices.)
-    pub m_cqev_valid: Signal<Out, Bit>,
-    pub m_cqev_ready: Signal<In, Bit>,
-    pub m_cqev_cqn: Signal<Out, Bits<8>>,
-    pub m_cqev_iova64: Signal<Out, Bits<58>>,
-    pub m_cqev_log: Signal<Out, Bits<4>>,
-    // --- datapath read ports of the tables (see ctx_tables::CtxTable) ---
-    pub cq_rd: CtxRdServer<8, { cq_layout::BITS }>,
-    pub mr_rd: CtxRdServer<MA, { mr_layout::BITS }>,
-    pub qpc_rd: CtxRdServer<QA, { qpc_layout::BITS }>,
-    pub qpa_rd: CtxRdServer<QA, { qpa_layout::BITS }>,
-    pub qpr_rd: CtxRdServer<QA, { qpr_layout::BITS }>,
-    pub qps_rd: CtxRdServer<QA, { qps_layout::BITS }>,
-    /// The responder's write port on `qps` (refused while a command writes it).
-    pub qps_wr: CtxWrServer<QA, { qps_layout::BITS }>,
-    /// The requester's write port on `qpr` (refused while a command writes it).
-    pub qpr_wr: CtxWrServer<QA, { qpr_layout::BITS }>,
+    pub cqev: CqEvClient,
+    /// The tables' datapath ports (see ctx_tables::CtxTable).
+    pub ctx: CtxServers<QA, MA>,
     /// The responder's QP errors: the QP to ERR (ready once `qpa` is written).
-    pub s_qperr_valid: Signal<In, Bit>,
-    pub s_qperr_ready: Signal<Out, Bit>,
-    pub s_qperr_qpn: Signal<In, Bits<QA>>,
+    pub qperr: QpErrServer<QA>,
     /// The responder's SEND with invalidate: the MR named by `key` is invalidated if it
     /// exists, is valid, carries the key's tag and is in PD `pdn` (the model's
-    /// `Tables::invalidate`); `s_inv_ok` (with ready) says whether it was.
-    pub s_inv_valid: Signal<In, Bit>,
-    pub s_inv_ready: Signal<Out, Bit>,
-    pub s_inv_key: Signal<In, Bits<32>>,
-    pub s_inv_pdn: Signal<In, Bits<8>>,
-    pub s_inv_ok: Signal<Out, Bit>,
+    /// `Tables::invalidate`); `inv.ok` (with ready) says whether it was.
+    pub inv: InvServer,
     /// The per-QP counters' operation port (`QpCounters::s_op_*`, `m_done`, `m_cnt`).
     pub m_qc_valid: Signal<Out, Bit>,
     pub m_qc_ready: Signal<In, Bit>,
@@ -688,31 +667,11 @@ impl<const QA: usize, const MA: usize> CmdEngine<QA, MA> {
             done: Default::default(),
             status: Default::default(),
             outs: Default::default(),
-            m_qpev_valid: Default::default(),
-            m_qpev_ready: Default::default(),
-            m_qpev_kind: Default::default(),
-            m_qpev_qpn: Default::default(),
-            m_cqev_valid: Default::default(),
-            m_cqev_ready: Default::default(),
-            m_cqev_cqn: Default::default(),
-            m_cqev_iova64: Default::default(),
-            m_cqev_log: Default::default(),
-            cq_rd: Default::default(),
-            mr_rd: Default::default(),
-            qpc_rd: Default::default(),
-            qpa_rd: Default::default(),
-            qpr_rd: Default::default(),
-            qps_rd: Default::default(),
-            qps_wr: Default::default(),
-            qpr_wr: Default::default(),
-            s_qperr_valid: Default::default(),
-            s_qperr_ready: Default::default(),
-            s_qperr_qpn: Default::default(),
-            s_inv_valid: Default::default(),
-            s_inv_ready: Default::default(),
-            s_inv_key: Default::default(),
-            s_inv_pdn: Default::default(),
-            s_inv_ok: Default::default(),
+            qpev: Default::default(),
+            cqev: Default::default(),
+            ctx: Default::default(),
+            qperr: Default::default(),
+            inv: Default::default(),
             m_qc_valid: Default::default(),
             m_qc_ready: Default::default(),
             m_qc_clear: Default::default(),
@@ -1000,12 +959,12 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.a.args.next = self.args.val();
 
         // ---- datapath read ports pass through ----
-        CtxRdServer::<8, { cq_layout::BITS }>::link(&mut self.cq_rd, &mut self.cq.rd);
-        CtxRdServer::<MA, { mr_layout::BITS }>::link(&mut self.mr_rd, &mut self.mr.rd);
-        CtxRdServer::<QA, { qpc_layout::BITS }>::link(&mut self.qpc_rd, &mut self.qpc.rd);
-        CtxRdServer::<QA, { qpa_layout::BITS }>::link(&mut self.qpa_rd, &mut self.qpa.rd);
-        CtxRdServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_rd, &mut self.qpr.rd);
-        CtxRdServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_rd, &mut self.qps.rd);
+        CtxRdServer::<8, { cq_layout::BITS }>::link(&mut self.ctx.cq_rd, &mut self.cq.rd);
+        CtxRdServer::<MA, { mr_layout::BITS }>::link(&mut self.ctx.mr_rd, &mut self.mr.rd);
+        CtxRdServer::<QA, { qpc_layout::BITS }>::link(&mut self.ctx.qpc_rd, &mut self.qpc.rd);
+        CtxRdServer::<QA, { qpa_layout::BITS }>::link(&mut self.ctx.qpa_rd, &mut self.qpa.rd);
+        CtxRdServer::<QA, { qpr_layout::BITS }>::link(&mut self.ctx.qpr_rd, &mut self.qpr.rd);
+        CtxRdServer::<QA, { qps_layout::BITS }>::link(&mut self.ctx.qps_rd, &mut self.qps.rd);
 
         // ---- unpack the captured entries ----
         self.pd_u.x.next = self.pd_q.q.val();
@@ -1430,13 +1389,13 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.qpr.cmd_rd_en.next = false;
         self.qpr.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_en.next = false;
-        CtxWrServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_wr, &mut self.qpr.wr);
+        CtxWrServer::<QA, { qpr_layout::BITS }>::link(&mut self.ctx.qpr_wr, &mut self.qpr.wr);
         self.qpr.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qpr.wr_data.next = self.qpr_mod.val();
         self.qps.cmd_rd_en.next = false;
         self.qps.cmd_rd_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_en.next = false;
-        CtxWrServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_wr, &mut self.qps.wr);
+        CtxWrServer::<QA, { qps_layout::BITS }>::link(&mut self.ctx.qps_wr, &mut self.qps.wr);
         self.qps.wr_addr.next = self.a.w0.val().get_bits::<QA>(0);
         self.qps.wr_data.next = self.qps_mod.val();
 
@@ -1444,13 +1403,13 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         self.done.next = false;
         self.status.next = self.status_r.q.val();
         self.outs.next = self.outs_r.q.val();
-        self.m_qpev_valid.next = false;
-        self.m_qpev_kind.next = self.ev_kind.q.val();
-        self.m_qpev_qpn.next = self.a.w0.val().get_bits::<QA>(0);
-        self.m_cqev_valid.next = false;
-        self.m_cqev_cqn.next = self.a.w0.val().get_bits::<8>(0);
-        self.m_cqev_iova64.next = self.a.d23.val().get_bits::<58>(6);
-        self.m_cqev_log.next = self.a.w1.val().get_bits::<4>(0);
+        self.qpev.valid.next = false;
+        self.qpev.kind.next = self.ev_kind.q.val();
+        self.qpev.qpn.next = self.a.w0.val().get_bits::<QA>(0);
+        self.cqev.valid.next = false;
+        self.cqev.cqn.next = self.a.w0.val().get_bits::<8>(0);
+        self.cqev.iova64.next = self.a.d23.val().get_bits::<58>(6);
+        self.cqev.log.next = self.a.w1.val().get_bits::<4>(0);
         // The counters' operation and the DMA write: outputs from registers only, in
         // statements of their own (the readies are consumed below), as a DmaWriteMux
         // client must be.
@@ -1499,7 +1458,7 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 self.state.d.next = self.st_idle.val();
             }
         }
-        self.s_qperr_ready.next = false;
+        self.qperr.ready.next = false;
         if self.start.val() & (self.state.q.val() != self.st_idle.val()) {
             self.start_pend.d.next = true;
         }
@@ -1508,11 +1467,11 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
                 self.start_pend.d.next = false;
                 self.op.d.next = self.opcode.val();
                 self.state.d.next = self.st_read_a.val();
-            } else if self.s_qperr_valid.val() {
+            } else if self.qperr.valid.val() {
                 self.err_ret.d.next = false;
                 self.dp_inv.d.next = false;
                 self.state.d.next = self.st_err_read.val();
-            } else if self.s_inv_valid.val() {
+            } else if self.inv.valid.val() {
                 self.err_ret.d.next = false;
                 self.dp_inv.d.next = true;
                 self.state.d.next = self.st_err_read.val();
@@ -1520,20 +1479,20 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         }
         // ---- a QP error of the responder: qpa.state to ERR ----
         // (the same three states serve an invalidate, `dp_inv`: mr read, check, write)
-        self.s_inv_ready.next = false;
+        self.inv.ready.next = false;
         self.inv_ok.next = self.mr_inv.present.val().any()
             & self.mr_inv.valid.val().any()
-            & (self.mr_inv.tag.val() == self.s_inv_key.val().get_bits::<8>(0))
-            & (self.mr_inv.pdn.val() == self.s_inv_pdn.val())
-            & ((self.s_inv_key.val() >> self.mr_index_end.val()) == self.zero32.val());
-        self.s_inv_ok.next = self.inv_ok.val();
+            & (self.mr_inv.tag.val() == self.inv.key.val().get_bits::<8>(0))
+            & (self.mr_inv.pdn.val() == self.inv.pdn.val())
+            & ((self.inv.key.val() >> self.mr_index_end.val()) == self.zero32.val());
+        self.inv.ok.next = self.inv_ok.val();
         if self.state.q.val() == self.st_err_read.val() {
             self.qpc.cmd_rd_en.next = true;
-            self.qpc.cmd_rd_addr.next = self.s_qperr_qpn.val();
+            self.qpc.cmd_rd_addr.next = self.qperr.qpn.val();
             self.qpa.cmd_rd_en.next = true;
-            self.qpa.cmd_rd_addr.next = self.s_qperr_qpn.val();
+            self.qpa.cmd_rd_addr.next = self.qperr.qpn.val();
             self.mr.cmd_rd_en.next = true;
-            self.mr.cmd_rd_addr.next = self.s_inv_key.val().get_bits::<MA>(8);
+            self.mr.cmd_rd_addr.next = self.inv.key.val().get_bits::<MA>(8);
             self.state.d.next = self.st_err_capture.val();
         }
         if self.state.q.val() == self.st_err_capture.val() {
@@ -1543,8 +1502,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             self.state.d.next = self.st_err_write.val();
         }
         if (self.state.q.val() == self.st_err_write.val()) & self.dp_inv.q.val() {
-            self.s_inv_ready.next = true;
-            self.mr.wr_addr.next = self.s_inv_key.val().get_bits::<MA>(8);
+            self.inv.ready.next = true;
+            self.mr.wr_addr.next = self.inv.key.val().get_bits::<MA>(8);
             self.mr.wr_data.next = self.mr_q.q.val() & !self.mr_valid_bit.val();
             self.mr.wr_en.next = self.inv_ok.val();
             self.state.d.next = self.st_idle.val();
@@ -1553,8 +1512,8 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
             }
         }
         if (self.state.q.val() == self.st_err_write.val()) & !self.dp_inv.q.val() {
-            self.s_qperr_ready.next = true;
-            self.qpa.wr_addr.next = self.s_qperr_qpn.val();
+            self.qperr.ready.next = true;
+            self.qpa.wr_addr.next = self.qperr.qpn.val();
             self.qpa.wr_data.next =
                 (self.qpa_q.q.val() & !self.fm_state.val()) | self.qpa_err.val();
             self.qpa.wr_en.next = self.qpc_u.present.val().any()
@@ -1794,18 +1753,18 @@ impl<const QA: usize, const MA: usize> Logic for CmdEngine<QA, MA> {
         }
         if self.state.q.val() == self.st_event.val() {
             if self.cq_ev.q.val() {
-                self.m_cqev_valid.next = true;
-                if self.m_cqev_ready.val() {
+                self.cqev.valid.next = true;
+                if self.cqev.ready.val() {
                     self.state.d.next = self.st_done_st.val();
                 }
             } else {
-                self.m_qpev_valid.next = true;
-                if self.m_qpev_ready.val() {
+                self.qpev.valid.next = true;
+                if self.qpev.ready.val() {
                     self.state.d.next = self.st_done_st.val();
-                } else if self.s_qperr_valid.val() | self.s_inv_valid.val() {
+                } else if self.qperr.valid.val() | self.inv.valid.val() {
                     // The event's taker may be the responder, itself waiting for this.
                     self.err_ret.d.next = true;
-                    self.dp_inv.d.next = !self.s_qperr_valid.val();
+                    self.dp_inv.d.next = !self.qperr.valid.val();
                     self.state.d.next = self.st_err_read.val();
                 }
             }

@@ -77,8 +77,8 @@ impl Rtl {
         let u = &mut self.bench.uut;
         u.m_db_ready.next = ready;
         u.m_cq_db_ready.next = ready;
-        u.m_qpev_ready.next = ready;
-        u.m_cqev_ready.next = ready;
+        u.qpev.ready.next = ready;
+        u.cqev.ready.next = ready;
         u.cnt_inc.next = u64::from(self.inc).into();
         u.cnt_tx_bytes.next = u64::from(self.tx_bytes).into();
         u.cnt_rx_bytes.next = u64::from(self.rx_bytes).into();
@@ -111,9 +111,9 @@ impl Rtl {
                 u.m_cq_db_ci.val().to_u32(),
             ));
         }
-        if u.m_qpev_valid.val() && u.m_qpev_ready.val() {
+        if u.qpev.valid.val() && u.qpev.ready.val() {
             self.events
-                .push((u.m_qpev_kind.val().to_u64(), u.m_qpev_qpn.val().to_u64()));
+                .push((u.qpev.kind.val().to_u64(), u.qpev.qpn.val().to_u64()));
         }
         if u.dma_wr.req_valid.val() && u.dma_wr.req_ready.val() {
             assert_eq!(

@@ -3,8 +3,8 @@
 //! engine top contract's register port. What the rest of the engine gets from it: the
 //! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
 //! on `m_cq_db_*`), QP events
-//! (`m_qpev_*`) and a read port on every context table (`<table>_rd`, a
-//! `CtxRdServer`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
+//! (`qpev`), CQ events (`cqev`) and the context tables' datapath ports (`ctx`, a
+//! `CtxServers`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
 //! increments (`cnt_*`) and the per-QP counter pulses (`s_qc_*`) for its
 //! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
 //!
@@ -21,10 +21,10 @@ pub mod mr_check;
 pub mod qp_counters;
 pub mod regfile;
 
-use crate::bus::ctx::{CtxRdServer, CtxWrServer};
+use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
+use crate::bus::ctx::CtxServers;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::control::cmd::CmdEngine;
-use crate::control::ctx_tables::*;
 use crate::control::qp_counters::QpCounters;
 use crate::control::regfile::{CtrlParams, RegFile};
 use crate::prelude::*;
@@ -57,39 +57,16 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub m_cq_db_ready: Signal<In, Bit>,
     pub m_cq_db_cqn: Signal<Out, Bits<16>>,
     pub m_cq_db_ci: Signal<Out, Bits<32>>,
-    pub m_qpev_valid: Signal<Out, Bit>,
-    pub m_qpev_ready: Signal<In, Bit>,
-    pub m_qpev_kind: Signal<Out, Bits<2>>,
-    pub m_qpev_qpn: Signal<Out, Bits<QA>>,
-    /// CQ events (CREATE_CQ) for the completion engine (`CmdEngine::m_cqev_*`).
-    pub m_cqev_valid: Signal<Out, Bit>,
-    pub m_cqev_ready: Signal<In, Bit>,
-    pub m_cqev_cqn: Signal<Out, Bits<8>>,
-    pub m_cqev_iova64: Signal<Out, Bits<58>>,
-    pub m_cqev_log: Signal<Out, Bits<4>>,
-    /// The tables' datapath read ports (`CtxTable::rd`, refused while a command reads).
-    pub cq_rd: CtxRdServer<8, { cq_layout::BITS }>,
-    pub mr_rd: CtxRdServer<MA, { mr_layout::BITS }>,
-    pub qpc_rd: CtxRdServer<QA, { qpc_layout::BITS }>,
-    pub qpa_rd: CtxRdServer<QA, { qpa_layout::BITS }>,
-    pub qpr_rd: CtxRdServer<QA, { qpr_layout::BITS }>,
-    pub qps_rd: CtxRdServer<QA, { qps_layout::BITS }>,
-    /// The responder's write port on `qps`.
-    pub qps_wr: CtxWrServer<QA, { qps_layout::BITS }>,
-    /// The requester's write port on `qpr` (`CmdEngine::qpr_wr`; refused in the
-    /// cycles a command writes `qpr`).
-    pub qpr_wr: CtxWrServer<QA, { qpr_layout::BITS }>,
+    pub qpev: QpEvClient<QA>,
+    /// CQ events (CREATE_CQ) for the completion engine (`CmdEngine::cqev`).
+    pub cqev: CqEvClient,
+    /// The tables' datapath ports (`CmdEngine::ctx`).
+    pub ctx: CtxServers<QA, MA>,
     /// The QP errors of the responder and the requester (`CmdEngine::s_qperr_*`): the QP
     /// to ERR.
-    pub s_qperr_valid: Signal<In, Bit>,
-    pub s_qperr_ready: Signal<Out, Bit>,
-    pub s_qperr_qpn: Signal<In, Bits<QA>>,
-    /// The responder's SEND with invalidate (`CmdEngine::s_inv_*`).
-    pub s_inv_valid: Signal<In, Bit>,
-    pub s_inv_ready: Signal<Out, Bit>,
-    pub s_inv_key: Signal<In, Bits<32>>,
-    pub s_inv_pdn: Signal<In, Bits<8>>,
-    pub s_inv_ok: Signal<Out, Bit>,
+    pub qperr: QpErrServer<QA>,
+    /// The responder's SEND with invalidate (`CmdEngine::inv`).
+    pub inv: InvServer,
     /// Per-QP counter events (`QpCounters::s_*`, the same names after `s_qc_`).
     pub s_qc_resp_valid: Signal<In, Bit>,
     pub s_qc_resp_qpn: Signal<In, Bits<QA>>,
@@ -150,31 +127,11 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             m_cq_db_ready: Default::default(),
             m_cq_db_cqn: Default::default(),
             m_cq_db_ci: Default::default(),
-            m_qpev_valid: Default::default(),
-            m_qpev_ready: Default::default(),
-            m_qpev_kind: Default::default(),
-            m_qpev_qpn: Default::default(),
-            m_cqev_valid: Default::default(),
-            m_cqev_ready: Default::default(),
-            m_cqev_cqn: Default::default(),
-            m_cqev_iova64: Default::default(),
-            m_cqev_log: Default::default(),
-            cq_rd: Default::default(),
-            mr_rd: Default::default(),
-            qpc_rd: Default::default(),
-            qpa_rd: Default::default(),
-            qpr_rd: Default::default(),
-            qps_rd: Default::default(),
-            qps_wr: Default::default(),
-            qpr_wr: Default::default(),
-            s_qperr_valid: Default::default(),
-            s_qperr_ready: Default::default(),
-            s_qperr_qpn: Default::default(),
-            s_inv_valid: Default::default(),
-            s_inv_ready: Default::default(),
-            s_inv_key: Default::default(),
-            s_inv_pdn: Default::default(),
-            s_inv_ok: Default::default(),
+            qpev: Default::default(),
+            cqev: Default::default(),
+            ctx: Default::default(),
+            qperr: Default::default(),
+            inv: Default::default(),
             s_qc_resp_valid: Default::default(),
             s_qc_resp_qpn: Default::default(),
             s_qc_resp_dup: Default::default(),
@@ -251,31 +208,11 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         self.m_cmd_busy.next = self.cmd.busy.val();
         self.regs.cmd_status.next = self.cmd.status.val();
         self.regs.cmd_outs.next = self.cmd.outs.val();
-        self.m_qpev_valid.next = self.cmd.m_qpev_valid.val();
-        self.cmd.m_qpev_ready.next = self.m_qpev_ready.val();
-        self.m_qpev_kind.next = self.cmd.m_qpev_kind.val();
-        self.m_qpev_qpn.next = self.cmd.m_qpev_qpn.val();
-        self.m_cqev_valid.next = self.cmd.m_cqev_valid.val();
-        self.cmd.m_cqev_ready.next = self.m_cqev_ready.val();
-        self.m_cqev_cqn.next = self.cmd.m_cqev_cqn.val();
-        self.m_cqev_iova64.next = self.cmd.m_cqev_iova64.val();
-        self.m_cqev_log.next = self.cmd.m_cqev_log.val();
-        CtxRdServer::<8, { cq_layout::BITS }>::link(&mut self.cq_rd, &mut self.cmd.cq_rd);
-        CtxRdServer::<MA, { mr_layout::BITS }>::link(&mut self.mr_rd, &mut self.cmd.mr_rd);
-        CtxRdServer::<QA, { qpc_layout::BITS }>::link(&mut self.qpc_rd, &mut self.cmd.qpc_rd);
-        CtxRdServer::<QA, { qpa_layout::BITS }>::link(&mut self.qpa_rd, &mut self.cmd.qpa_rd);
-        CtxRdServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_rd, &mut self.cmd.qpr_rd);
-        CtxRdServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_rd, &mut self.cmd.qps_rd);
-        CtxWrServer::<QA, { qps_layout::BITS }>::link(&mut self.qps_wr, &mut self.cmd.qps_wr);
-        CtxWrServer::<QA, { qpr_layout::BITS }>::link(&mut self.qpr_wr, &mut self.cmd.qpr_wr);
-        self.cmd.s_qperr_valid.next = self.s_qperr_valid.val();
-        self.cmd.s_qperr_qpn.next = self.s_qperr_qpn.val();
-        self.s_qperr_ready.next = self.cmd.s_qperr_ready.val();
-        self.cmd.s_inv_valid.next = self.s_inv_valid.val();
-        self.cmd.s_inv_key.next = self.s_inv_key.val();
-        self.cmd.s_inv_pdn.next = self.s_inv_pdn.val();
-        self.s_inv_ready.next = self.cmd.s_inv_ready.val();
-        self.s_inv_ok.next = self.cmd.s_inv_ok.val();
+        QpEvClient::<QA>::link(&mut self.qpev, &mut self.cmd.qpev);
+        CqEvClient::link(&mut self.cqev, &mut self.cmd.cqev);
+        CtxServers::<QA, MA>::link(&mut self.ctx, &mut self.cmd.ctx);
+        QpErrServer::<QA>::link(&mut self.qperr, &mut self.cmd.qperr);
+        InvServer::link(&mut self.inv, &mut self.cmd.inv);
         self.qc.s_resp_valid.next = self.s_qc_resp_valid.val();
         self.qc.s_resp_qpn.next = self.s_qc_resp_qpn.val();
         self.qc.s_resp_dup.next = self.s_qc_resp_dup.val();
@@ -644,19 +581,22 @@ mod directed {
         assert_eq!(run(&mut rtl, CmdOpcode::CreateQp, qp.to_args()), 0);
         // Read QP 77's create-time context and CQ 9 on the datapath ports.
         let u = &mut rtl.bench.uut;
-        u.qpc_rd.req_valid.next = true;
-        u.qpc_rd.req_addr.next = 77u64.into();
-        u.cq_rd.req_valid.next = true;
-        u.cq_rd.req_addr.next = 9u64.into();
+        u.ctx.qpc_rd.req_valid.next = true;
+        u.ctx.qpc_rd.req_addr.next = 77u64.into();
+        u.ctx.cq_rd.req_valid.next = true;
+        u.ctx.cq_rd.req_addr.next = 9u64.into();
         rtl.bench.settle();
-        assert!(rtl.bench.uut.qpc_rd.req_ready.val(), "the engine is idle");
+        assert!(
+            rtl.bench.uut.ctx.qpc_rd.req_ready.val(),
+            "the engine is idle"
+        );
         rtl.step();
-        rtl.bench.uut.qpc_rd.req_valid.next = false;
-        rtl.bench.uut.cq_rd.req_valid.next = false;
+        rtl.bench.uut.ctx.qpc_rd.req_valid.next = false;
+        rtl.bench.uut.ctx.cq_rd.req_valid.next = false;
         rtl.bench.settle();
         let u = &rtl.bench.uut;
-        assert!(u.qpc_rd.resp_valid.val() && u.cq_rd.resp_valid.val());
-        let e = u.qpc_rd.resp_data.val();
+        assert!(u.ctx.qpc_rd.resp_valid.val() && u.ctx.cq_rd.resp_valid.val());
+        let e = u.ctx.qpc_rd.resp_data.val();
         use crate::control::ctx_tables::{cq_layout, qpc_layout};
         let f = |name: &str, w: usize| {
             let at = qpc_layout::offset(name);
@@ -670,7 +610,7 @@ mod directed {
         assert_eq!(f("sq_ring", 58), 0x1_0000_0040 >> 6);
         assert_eq!(f("rq_log", 4), 7);
         assert_eq!(f("rq_ring", 58), 0x2_0000_0080 >> 6);
-        let c = u.cq_rd.resp_data.val();
+        let c = u.ctx.cq_rd.resp_data.val();
         let g = |name: &str, w: usize| {
             let at = cq_layout::offset(name);
             (0..w).fold(0u64, |acc, b| acc | (u64::from(c.get_bit(at + b)) << b))

@@ -44,13 +44,13 @@
 //!   are given back first (the model's failed atomic consumes neither). A report for a QP
 //!   already in ERR is dropped (the model's sequential responder never executed it).
 //! - SEND with invalidate: the last packet's IETH rkey goes to the command engine
-//!   (`m_inv_*`), which invalidates the MR as the model's `Tables::invalidate` (exists,
+//!   (`inv`), which invalidates the MR as the model's `Tables::invalidate` (exists,
 //!   valid, the key's tag, the QP's PD); done: the CQE carries WITH_INV and the rkey;
 //!   refused: LocProtErr CQE (byte_len kept), no MSN, NAK Invalid Request, QP error.
 //! - The error state (the model's `enter_error` for the responder's side): after any
 //!   error's CQE and NAK, the receive in progress (`prog` SEND) completes with
 //!   WR_FLUSH_ERR, then every posted receive from `rq_ci` to `rq_pi` (each RQ WQE read
-//!   again for its `wr_id`; a refused read gives 0, as `flush_posted`); then `m_qp_err_*`
+//!   again for its `wr_id`; a refused read gives 0, as `flush_posted`); then `qp_err`
 //!   (valid/ready: the command engine moves `qpa.state` to ERR and answers once written),
 //!   then `qps` is written. The same flush runs for a host MODIFY_QP to ERR (`s_flush_*`,
 //!   the command engine's QPEV_ERROR) and for receives posted to a QP in ERR (the model's
@@ -144,6 +144,7 @@ pub mod resp_check;
 pub mod rsp_order;
 
 use crate::bus::cqe::CqeClient;
+use crate::bus::ctl::{InvClient, QpErrClient};
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
@@ -370,18 +371,12 @@ pub struct Responder<const QA: usize> {
     /// The QP enters the error state (valid/ready): the command engine moves `qpa.state`
     /// to ERR and raises ready once it is written, so the responder's next read of the QP
     /// sees ERR. Raised after the QP's receives are flushed, before `qps` is written.
-    pub m_qp_err_valid: Signal<Out, Bit>,
-    pub m_qp_err_ready: Signal<In, Bit>,
-    pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
+    pub qp_err: QpErrClient<QA>,
 
     /// SEND with invalidate (valid/ready): the command engine invalidates the MR of `key`
-    /// if it exists, is valid, carries the key's tag and is in PD `pdn`; `m_inv_ok`, with
+    /// if it exists, is valid, carries the key's tag and is in PD `pdn`; `inv.ok`, with
     /// ready, says whether it did (the model's `Tables::invalidate`).
-    pub m_inv_valid: Signal<Out, Bit>,
-    pub m_inv_ready: Signal<In, Bit>,
-    pub m_inv_key: Signal<Out, Bits<32>>,
-    pub m_inv_pdn: Signal<Out, Bits<8>>,
-    pub m_inv_ok: Signal<In, Bit>,
+    pub inv: InvClient,
 
     /// Flush requests (valid/ready): the host moved the QP to ERR (MODIFY_QP, the command
     /// engine's `QPEV_ERROR`); the receive in progress and the posted receives complete
@@ -753,14 +748,8 @@ impl<const QA: usize> Default for Responder<QA> {
             m_replay_psn: Default::default(),
             m_replay_msn: Default::default(),
             cqe: Default::default(),
-            m_qp_err_valid: Default::default(),
-            m_qp_err_ready: Default::default(),
-            m_qp_err_qpn: Default::default(),
-            m_inv_valid: Default::default(),
-            m_inv_ready: Default::default(),
-            m_inv_key: Default::default(),
-            m_inv_pdn: Default::default(),
-            m_inv_ok: Default::default(),
+            qp_err: Default::default(),
+            inv: Default::default(),
             s_flush_valid: Default::default(),
             s_flush_ready: Default::default(),
             s_flush_qpn: Default::default(),
@@ -1331,13 +1320,13 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.cqe.status.next = self.k_st_flush.val();
             self.cqe.wc_flags.next = self.k_zero8.val();
         }
-        self.m_qp_err_valid.next = self.state.q.val() == self.k_fl_err.val();
+        self.qp_err.valid.next = self.state.q.val() == self.k_fl_err.val();
         self.s_flush_ready.next = !self.fl_pend.q.val();
-        self.m_inv_valid.next = self.state.q.val() == self.k_inv.val();
-        self.m_inv_key.next = self.ieth.q.val();
-        self.m_inv_pdn.next = self.pdn.q.val();
+        self.inv.valid.next = self.state.q.val() == self.k_inv.val();
+        self.inv.key.next = self.ieth.q.val();
+        self.inv.pdn.next = self.pdn.q.val();
         self.job_taken.next = false;
-        self.m_qp_err_qpn.next = self.qpn.q.val();
+        self.qp_err.qpn.next = self.qpn.q.val();
         self.m_cnt_qp_valid.next = self.present.q.val() & self.qp_fits.val();
         self.m_cnt_qpn.next = self.qpn.q.val();
         self.m_cnt_duplicates.next = false;
@@ -1854,9 +1843,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         // ---- SEND with invalidate: the IETH's rkey, through the command engine; a key
         // that cannot be invalidated: LocProtErr CQE (byte_len kept), no MSN, NAK
         // Invalid Request, QP error (the model's `exec_send`) ----
-        if (self.state.q.val() == self.k_inv.val()) & self.m_inv_ready.val() {
+        if (self.state.q.val() == self.k_inv.val()) & self.inv.ready.val() {
             self.state.d.next = self.k_f_cqe.val();
-            if !self.m_inv_ok.val() {
+            if !self.inv.ok.val() {
                 self.msn.d.next = self.msn.q.val() - self.k_one24.val();
                 self.cqe_status.d.next = self.k_st_loc_prot.val();
                 self.cqe_imm.d.next = self.k_zero32.val();
@@ -2059,7 +2048,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.rq_ci.d.next = self.rq_ci.q.val() + self.k_one32.val();
             self.state.d.next = self.k_fl_chk.val();
         }
-        if (self.state.q.val() == self.k_fl_err.val()) & self.m_qp_err_ready.val() {
+        if (self.state.q.val() == self.k_fl_err.val()) & self.qp_err.ready.val() {
             self.state.d.next = self.k_f_wqps.val();
         }
         if (self.state.q.val() == self.k_f_wqps.val())

@@ -488,8 +488,7 @@ impl Rtl {
             // in this cycle
             u.s_cmd_start.next = false;
             u.s_cmd_done.next = false;
-            u.s_tbl_wr.next =
-                (u.m_qp_err_valid.val() && rdy[12]) || (u.m_inv_valid.val() && rdy[13]);
+            u.s_tbl_wr.next = (u.qp_err.valid.val() && rdy[12]) || (u.inv.valid.val() && rdy[13]);
             u.local_mac.next = u48(LOCAL_MAC).into();
             u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
             u.s_hdr_valid.next = hdr.is_some();
@@ -520,14 +519,14 @@ impl Rtl {
             }
             u.s_flush_valid.next = fl.is_some();
             u.s_flush_qpn.next = u64::from(fl.unwrap_or(0)).into();
-            u.m_qp_err_ready.next = rdy[12];
+            u.qp_err.ready.next = rdy[12];
             // the command engine's invalidate: the model's own rule, answered with ready
-            u.m_inv_ready.next = rdy[13];
-            u.m_inv_ok.next = false;
-            if u.m_inv_valid.val() {
-                u.m_inv_ok.next = self.tables.clone().invalidate(
-                    u.m_inv_key.val().to_u64() as u32,
-                    u.m_inv_pdn.val().to_u64() as u32,
+            u.inv.ready.next = rdy[13];
+            u.inv.ok.next = false;
+            if u.inv.valid.val() {
+                u.inv.ok.next = self.tables.clone().invalidate(
+                    u.inv.key.val().to_u64() as u32,
+                    u.inv.pdn.val().to_u64() as u32,
                 );
             }
             u.s_rq_db_valid.next = db.is_some();
@@ -849,16 +848,16 @@ impl Rtl {
                 };
                 out.cqes.push((u.cqe.cqn.val().to_u64() as u32, c));
             }
-            if u.m_inv_valid.val() && u.m_inv_ready.val() {
+            if u.inv.valid.val() && u.inv.ready.val() {
                 let ok = self.tables.invalidate(
-                    u.m_inv_key.val().to_u64() as u32,
-                    u.m_inv_pdn.val().to_u64() as u32,
+                    u.inv.key.val().to_u64() as u32,
+                    u.inv.pdn.val().to_u64() as u32,
                 );
-                assert_eq!(ok, u.m_inv_ok.val(), "the answer given");
+                assert_eq!(ok, u.inv.ok.val(), "the answer given");
                 out.invalidates += 1;
             }
-            if u.m_qp_err_valid.val() && u.m_qp_err_ready.val() {
-                let q = u.m_qp_err_qpn.val().to_u64() as u32;
+            if u.qp_err.valid.val() && u.qp_err.ready.val() {
+                let q = u.qp_err.qpn.val().to_u64() as u32;
                 out.qp_errs.push(q);
                 // The command engine's part: the QP enters the error state.
                 set(&mut self.qpa[q as usize], qpa_layout::FIELDS, "state", 6);

@@ -251,10 +251,10 @@ impl Env {
             u.cqe.ready.next = true;
             u.s_read_err_valid.next = false;
             u.s_atomic_err_valid.next = false;
-            u.m_qp_err_ready.next = true;
+            u.qp_err.ready.next = true;
             u.s_flush_valid.next = false;
-            u.m_inv_ready.next = true;
-            u.m_inv_ok.next = true;
+            u.inv.ready.next = true;
+            u.inv.ok.next = true;
             self.b.settle();
             let u = &self.b.uut;
             let was_started = started;
@@ -363,7 +363,7 @@ impl Env {
                     u.cqe.wc_flags.val().to_u64(),
                 ));
             }
-            if u.m_qp_err_valid.val() {
+            if u.qp_err.valid.val() {
                 out.qp_err += 1;
             }
             for (i, c) in [
