@@ -35,16 +35,11 @@
 //!   tables; held equal to the model by its differential bench);
 //! - the MAC RX stream into [`RxFifo`] (every check of the parser, the ICRC, store and
 //!   forward), whose frame and drop pulses feed the global counters;
-//! - a dispatcher behind it: request headers (every opcode but the RC responses
+//! - [`RxDispatch`] behind it: request headers (every opcode but the RC responses
 //!   0x0D..=0x12) and their payloads go to the [`Responder`]; responses and ACKs (their
 //!   BTH QP, opcode, PSN, AETH syndrome, AtomicAckETH original, payload length) and their
-//!   payloads to the [`Requester`]'s receive half. A response is taken only while the
-//!   responder can take a header (it has consumed every earlier payload) and the requester
-//!   can take it; its payload then goes to the requester (`rsp_pay`, set when a header
-//!   with a payload is taken, cleared by its last beat) and no header is taken until the
-//!   last beat, so the payload stream needs no routing FIFO. It cannot wedge: the
-//!   requester always consumes a response's payload (written to host memory or drained),
-//!   and neither side waits on the RX stream for anything else;
+//!   payloads to the [`Requester`]'s receive half, with no routing FIFO and no wedge (its
+//!   module docs);
 //! - the responder's and the requester's MR checks through one [`MrCheck`] on the `mr`
 //!   table's read port (the responder first; `MrCheck` answers one request before it takes
 //!   the next, so one register says whose answer it is). One shared check rather than a
@@ -125,6 +120,7 @@ use crate::bus::dma_rd::DmaRdServer;
 use crate::bus::dma_wr::DmaWrServer;
 use crate::bus::mr::{MrClient, MrServer, MrShare};
 use crate::bus::record::{PayloadClient, PayloadSlice, RecordClient, RecordSlice};
+use crate::bus::rx::{ReqHdrClient, RspHdrClient, RxHdrClient, RxPayClient};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
 use crate::common::job_slice::JobSlice;
@@ -143,15 +139,10 @@ use crate::responder::atomic_unit::AtomicUnit;
 use crate::responder::read_resp::ReadResp;
 use crate::responder::rsp_order::RspOrder;
 use crate::responder::Responder;
+use crate::rx::dispatch::RxDispatch;
 use crate::rx::rx_fifo::RxFifo;
 use crate::tx::tx_arbiter::RECORD_BITS;
 use crate::tx::tx_path::TxPath;
-use rocenic_proto::wire::Opcode;
-
-/// The first and last RC response opcodes (RDMA READ response first .. ATOMIC
-/// ACKNOWLEDGE): what the requester receives, everything else goes to the responder.
-const OP_RESP_FIRST: u64 = Opcode::RdmaReadResponseFirst.code() as u64;
-const OP_RESP_LAST: u64 = Opcode::AtomicAcknowledge.code() as u64;
 
 /// The engine over `2^QA` QPs and `2^MA` MRs; `QS` must be `QA + 4` (the atomic replay
 /// cache's address: stable Rust cannot compute it in the type).
@@ -203,6 +194,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
 
     control: Control<QA, MA>,
     rx: RxFifo,
+    /// Requests to the responder, responses and ACKs to the requester.
+    disp: RxDispatch,
     resp: Responder<QA>,
     req: Requester<QA, QS>,
     mr: MrCheck<MA>,
@@ -247,7 +240,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     ev_dma_faults: EventSum,
     /// A response's payload is passing to the requester (from the cycle after its header
     /// was taken until its last beat is taken).
-    rsp_pay: DFF<Bit>,
     /// Which client was given the `qpc` / `qpa` datapath read port in the previous cycle
     /// (1 = the requester): its answer is theirs.
     /// The DMA read and write fabric (`dma::fabric`).
@@ -268,7 +260,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// The client the QP-error port serves this cycle (1 = the requester).
     qe_now: Signal<Local, Bit>,
     zero8: Constant<Bits<8>>,
-    zero16: Constant<Bits<16>>,
     zero64: Constant<Bits<64>>,
     k_db_rq: Constant<Bits<2>>,
     k_db_sq: Constant<Bits<2>>,
@@ -276,8 +267,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_ev_reset: Constant<Bits<2>>,
     k_ev_destroyed: Constant<Bits<2>>,
     k_ev_error: Constant<Bits<2>>,
-    k_op_resp_first: Constant<Bits<8>>,
-    k_op_resp_last: Constant<Bits<8>>,
     /// The requester's `m_rx_cnt_code`s.
     k_cnt_nak: Constant<Bits<3>>,
     k_cnt_rnr: Constant<Bits<3>>,
@@ -309,19 +298,6 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     unused_req_m_op_pmtu: Signal<Local, Bits<3>>,
     unused_req_m_op_done: Signal<Local, Bits<1>>,
     unused_req_m_op_status: Signal<Local, Bits<8>>,
-    unused_rx_m_hdr_solicited: Signal<Local, Bit>,
-    unused_rx_m_hdr_migreq: Signal<Local, Bit>,
-    unused_rx_m_hdr_pad: Signal<Local, Bits<2>>,
-    unused_rx_m_hdr_pkey: Signal<Local, Bits<16>>,
-    unused_rx_m_hdr_fecn: Signal<Local, Bit>,
-    unused_rx_m_hdr_becn: Signal<Local, Bit>,
-    unused_rx_m_hdr_src_mac: Signal<Local, Bits<48>>,
-    unused_rx_m_hdr_dst_ip: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_udp_sport: Signal<Local, Bits<16>>,
-    unused_rx_m_hdr_aeth_msn: Signal<Local, Bits<24>>,
-    unused_rx_m_hdr_atomic_va: Signal<Local, Bits<64>>,
-    unused_rx_m_hdr_atomic_rkey: Signal<Local, Bits<32>>,
-    unused_rx_m_hdr_has_payload: Signal<Local, Bit>,
     unused_mr_m_res_err: Signal<Local, Bits<2>>,
     unused_tx_m_err_payload: Signal<Local, Bit>,
     unused_tx_m_err_icrc: Signal<Local, Bit>,
@@ -375,6 +351,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             mac_rx_pause: Default::default(),
             control: Control::new(),
             rx: RxFifo::new(),
+            disp: Default::default(),
             resp: Default::default(),
             mr: Default::default(),
             rdr: Default::default(),
@@ -401,9 +378,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             ev_unknown_qp: Default::default(),
             ev_duplicates: Default::default(),
             ev_dma_faults: Default::default(),
-            rsp_pay: Default::default(),
             zero8: Constant::new(0u64.to_bits()),
-            zero16: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
             k_db_rq: Constant::new(DB_RQ.to_bits()),
             k_db_sq: Constant::new(DB_SQ.to_bits()),
@@ -411,8 +386,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
             k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
             k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
-            k_op_resp_first: Constant::new(OP_RESP_FIRST.to_bits()),
-            k_op_resp_last: Constant::new(OP_RESP_LAST.to_bits()),
             k_cnt_nak: Constant::new(CNT_NAK.to_bits()),
             k_cnt_rnr: Constant::new(CNT_RNR.to_bits()),
             k_cnt_dup: Constant::new(CNT_DUP.to_bits()),
@@ -424,19 +397,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
-            unused_rx_m_hdr_solicited: Default::default(),
-            unused_rx_m_hdr_migreq: Default::default(),
-            unused_rx_m_hdr_pad: Default::default(),
-            unused_rx_m_hdr_pkey: Default::default(),
-            unused_rx_m_hdr_fecn: Default::default(),
-            unused_rx_m_hdr_becn: Default::default(),
-            unused_rx_m_hdr_src_mac: Default::default(),
-            unused_rx_m_hdr_dst_ip: Default::default(),
-            unused_rx_m_hdr_udp_sport: Default::default(),
-            unused_rx_m_hdr_aeth_msn: Default::default(),
-            unused_rx_m_hdr_atomic_va: Default::default(),
-            unused_rx_m_hdr_atomic_rkey: Default::default(),
-            unused_rx_m_hdr_has_payload: Default::default(),
             unused_mr_m_res_err: Default::default(),
             unused_tx_m_err_payload: Default::default(),
             unused_tx_m_err_icrc: Default::default(),
@@ -485,7 +445,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         dff_setup!(
             self,
             clock,
-            rsp_pay,
             qe_pend,
             qe_pend_qpn,
             qe_busy,
@@ -498,6 +457,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             clock,
             control,
             rx,
+            disp,
             resp,
             req,
             mr,
@@ -526,6 +486,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.ev_duplicates.reset.next = self.reset.val();
         self.ev_dma_faults.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
+        self.disp.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
         self.sk_rq_pkt.reset.next = self.reset.val();
@@ -569,95 +530,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.mac_rx_pause.next = self.rx.m_pause.val();
 
         // ---- dispatch: requests to the responder, responses and ACKs to the requester ----
-        // Every statement reads sub-block outputs on its own (no shared locals), so no
-        // loop through a block appears (lib.rs conventions). A response is taken only
-        // while the responder can take a header (it has consumed every earlier payload);
-        // its payload then goes to the requester (`rsp_pay`) until the last beat, and no
-        // header is taken meanwhile: the payload stream needs no routing FIFO.
-        self.resp.s_hdr_valid.next = self.rx.m_hdr_valid.val()
-            & !self.rsp_pay.q.val()
-            & !((self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
-                & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val()));
-        self.req.s_rsp_valid.next = self.rx.m_hdr_valid.val()
-            & !self.rsp_pay.q.val()
-            & self.resp.s_hdr_ready.val()
-            & (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
-            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val());
-        self.rx.m_hdr_ready.next = self.resp.s_hdr_ready.val() & !self.rsp_pay.q.val();
-        if (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
-            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val())
-        {
-            self.rx.m_hdr_ready.next =
-                self.resp.s_hdr_ready.val() & !self.rsp_pay.q.val() & self.req.s_rsp_ready.val();
-        }
-        if self.rx.m_hdr_valid.val()
-            & self.resp.s_hdr_ready.val()
-            & self.req.s_rsp_ready.val()
-            & !self.rsp_pay.q.val()
-            & (self.rx.m_hdr_opcode.val() >= self.k_op_resp_first.val())
-            & (self.rx.m_hdr_opcode.val() <= self.k_op_resp_last.val())
-            & (self.rx.m_hdr_payload_len.val() != self.zero16.val())
-        {
-            self.rsp_pay.d.next = true;
-        }
-        if self.rsp_pay.q.val()
-            & self.rx.m_payload_tvalid.val()
-            & self.rx.m_payload_tlast.val()
-            & self.req.s_rsp_pay_tready.val()
-        {
-            self.rsp_pay.d.next = false;
-        }
-        self.req.s_rsp_qpn.next = self.rx.m_hdr_dest_qp.val();
-        self.req.s_rsp_opcode.next = self.rx.m_hdr_opcode.val();
-        self.req.s_rsp_psn.next = self.rx.m_hdr_psn.val();
-        self.req.s_rsp_has_aeth.next = self.rx.m_hdr_has_aeth.val();
-        self.req.s_rsp_syndrome.next = self.rx.m_hdr_aeth_syndrome.val();
-        self.req.s_rsp_has_atomic_ack.next = self.rx.m_hdr_has_atomic_ack_eth.val();
-        self.req.s_rsp_orig.next = self.rx.m_hdr_atomic_ack_orig.val();
-        self.req.s_rsp_payload_len.next = self.rx.m_hdr_payload_len.val();
-        self.req.s_rsp_src_ip.next = self.rx.m_hdr_src_ip.val();
-        self.req.s_rsp_pay_tdata.next = self.rx.m_payload_tdata.val();
-        self.req.s_rsp_pay_tkeep.next = self.rx.m_payload_tkeep.val();
-        self.req.s_rsp_pay_tlast.next = self.rx.m_payload_tlast.val();
-        self.req.s_rsp_pay_tvalid.next = self.rx.m_payload_tvalid.val() & self.rsp_pay.q.val();
-        self.resp.s_hdr_opcode.next = self.rx.m_hdr_opcode.val();
-        self.resp.s_hdr_dest_qp.next = self.rx.m_hdr_dest_qp.val();
-        self.resp.s_hdr_ack_req.next = self.rx.m_hdr_ack_req.val();
-        self.resp.s_hdr_psn.next = self.rx.m_hdr_psn.val();
-        self.resp.s_hdr_reth_va.next = self.rx.m_hdr_reth_va.val();
-        self.resp.s_hdr_reth_rkey.next = self.rx.m_hdr_reth_rkey.val();
-        self.resp.s_hdr_reth_dma_len.next = self.rx.m_hdr_reth_dma_len.val();
-        self.resp.s_hdr_atomic_swap.next = self.rx.m_hdr_atomic_swap.val();
-        self.resp.s_hdr_atomic_compare.next = self.rx.m_hdr_atomic_compare.val();
-        self.resp.s_hdr_immdt.next = self.rx.m_hdr_immdt.val();
-        self.resp.s_hdr_ieth.next = self.rx.m_hdr_ieth.val();
-        self.resp.s_hdr_payload_len.next = self.rx.m_hdr_payload_len.val();
-        self.resp.s_hdr_has_reth.next = self.rx.m_hdr_has_reth.val();
-        self.resp.s_hdr_has_atomic_eth.next = self.rx.m_hdr_has_atomic_eth.val();
-        self.resp.s_hdr_has_immdt.next = self.rx.m_hdr_has_immdt.val();
-        self.resp.s_hdr_has_ieth.next = self.rx.m_hdr_has_ieth.val();
-        self.resp.s_hdr_src_ip.next = self.rx.m_hdr_src_ip.val();
-        self.resp.s_payload_tdata.next = self.rx.m_payload_tdata.val();
-        self.resp.s_payload_tkeep.next = self.rx.m_payload_tkeep.val();
-        self.resp.s_payload_tlast.next = self.rx.m_payload_tlast.val();
-        self.resp.s_payload_tvalid.next = self.rx.m_payload_tvalid.val() & !self.rsp_pay.q.val();
-        self.rx.m_payload_tready.next = self.resp.s_payload_tready.val();
-        if self.rsp_pay.q.val() {
-            self.rx.m_payload_tready.next = self.req.s_rsp_pay_tready.val();
-        }
-        self.unused_rx_m_hdr_solicited.next = self.rx.m_hdr_solicited.val();
-        self.unused_rx_m_hdr_migreq.next = self.rx.m_hdr_migreq.val();
-        self.unused_rx_m_hdr_pad.next = self.rx.m_hdr_pad.val();
-        self.unused_rx_m_hdr_pkey.next = self.rx.m_hdr_pkey.val();
-        self.unused_rx_m_hdr_fecn.next = self.rx.m_hdr_fecn.val();
-        self.unused_rx_m_hdr_becn.next = self.rx.m_hdr_becn.val();
-        self.unused_rx_m_hdr_src_mac.next = self.rx.m_hdr_src_mac.val();
-        self.unused_rx_m_hdr_dst_ip.next = self.rx.m_hdr_dst_ip.val();
-        self.unused_rx_m_hdr_udp_sport.next = self.rx.m_hdr_udp_sport.val();
-        self.unused_rx_m_hdr_aeth_msn.next = self.rx.m_hdr_aeth_msn.val();
-        self.unused_rx_m_hdr_atomic_va.next = self.rx.m_hdr_atomic_va.val();
-        self.unused_rx_m_hdr_atomic_rkey.next = self.rx.m_hdr_atomic_rkey.val();
-        self.unused_rx_m_hdr_has_payload.next = self.rx.m_hdr_has_payload.val();
+        RxHdrClient::join(&mut self.rx.hdr, &mut self.disp.hdr);
+        RxPayClient::join(&mut self.rx.pay, &mut self.disp.pay);
+        ReqHdrClient::join(&mut self.disp.req, &mut self.resp.hdr);
+        RxPayClient::join(&mut self.disp.req_pay, &mut self.resp.pay);
+        RspHdrClient::join(&mut self.disp.rsp, &mut self.req.rsp);
+        RxPayClient::join(&mut self.disp.rsp_pay, &mut self.req.rsp_pay);
 
         // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ -> requester ----
         self.resp.s_rq_db_valid.next =
@@ -1051,7 +929,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.unused_tx_m_tx_qpn.next = self.tx.m_tx_qpn.val();
 
         if self.reset.val() {
-            self.rsp_pay.d.next = false;
             self.qe_pend.d.next = false;
             self.qe_busy.d.next = false;
             self.rd_err_n.d.next = self.zero7.val();

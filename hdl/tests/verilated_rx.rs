@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
 
     auto tick = [&]() { top->clock = 1; top->eval(); top->clock = 0; top->eval(); };
     top->clock = 0; top->reset = 1; top->enable = 1; top->local_ip = 0;
-    top->s_axis_tvalid = 0; top->m_hdr_ready = 0; top->m_payload_tready = 0;
+    top->s_axis_tvalid = 0; top->hdr__024ready = 0; top->pay__024tready = 0;
     top->eval();
     tick(); tick();
     top->reset = 0;
@@ -63,32 +63,32 @@ int main(int argc, char** argv) {
             top->s_axis_tuser = b.user && b.last;
         }
         top->s_axis_tvalid = send;
-        top->m_hdr_ready = hready[c];
-        top->m_payload_tready = pready[c];
+        top->hdr__024ready = hready[c];
+        top->pay__024tready = pready[c];
         top->eval();
-        if (top->m_hdr_valid && top->m_hdr_ready) {
+        if (top->hdr__024valid && top->hdr__024ready) {
             printf("H %x %d %d %d %d %d %x %x %d %x %llx %x %x %x %llx %x %x %x %x "
                    "%llx %x %llx %llx %llx %x %x %x %d %d %d %d %d %d %d\n",
-                   top->m_hdr_opcode, top->m_hdr_solicited, top->m_hdr_migreq,
-                   top->m_hdr_fecn, top->m_hdr_becn, top->m_hdr_pad, top->m_hdr_pkey,
-                   top->m_hdr_dest_qp, top->m_hdr_ack_req, top->m_hdr_psn,
-                   (unsigned long long)top->m_hdr_src_mac, top->m_hdr_src_ip,
-                   top->m_hdr_dst_ip, top->m_hdr_udp_sport,
-                   (unsigned long long)top->m_hdr_reth_va, top->m_hdr_reth_rkey,
-                   top->m_hdr_reth_dma_len, top->m_hdr_aeth_syndrome, top->m_hdr_aeth_msn,
-                   (unsigned long long)top->m_hdr_atomic_va, top->m_hdr_atomic_rkey,
-                   (unsigned long long)top->m_hdr_atomic_swap,
-                   (unsigned long long)top->m_hdr_atomic_compare,
-                   (unsigned long long)top->m_hdr_atomic_ack_orig, top->m_hdr_immdt,
-                   top->m_hdr_ieth, top->m_hdr_payload_len, top->m_hdr_has_reth,
-                   top->m_hdr_has_aeth, top->m_hdr_has_atomic_eth,
-                   top->m_hdr_has_atomic_ack_eth, top->m_hdr_has_immdt,
-                   top->m_hdr_has_ieth, top->m_hdr_has_payload);
+                   top->hdr__024opcode, top->hdr__024solicited, top->hdr__024migreq,
+                   top->hdr__024fecn, top->hdr__024becn, top->hdr__024pad, top->hdr__024pkey,
+                   top->hdr__024dest_qp, top->hdr__024ack_req, top->hdr__024psn,
+                   (unsigned long long)top->hdr__024src_mac, top->hdr__024src_ip,
+                   top->hdr__024dst_ip, top->hdr__024udp_sport,
+                   (unsigned long long)top->hdr__024reth_va, top->hdr__024reth_rkey,
+                   top->hdr__024reth_dma_len, top->hdr__024aeth_syndrome, top->hdr__024aeth_msn,
+                   (unsigned long long)top->hdr__024atomic_va, top->hdr__024atomic_rkey,
+                   (unsigned long long)top->hdr__024atomic_swap,
+                   (unsigned long long)top->hdr__024atomic_compare,
+                   (unsigned long long)top->hdr__024atomic_ack_orig, top->hdr__024immdt,
+                   top->hdr__024ieth, top->hdr__024payload_len, top->hdr__024has_reth,
+                   top->hdr__024has_aeth, top->hdr__024has_atomic_eth,
+                   top->hdr__024has_atomic_ack_eth, top->hdr__024has_immdt,
+                   top->hdr__024has_ieth, top->hdr__024has_payload);
         }
-        if (top->m_payload_tvalid && top->m_payload_tready) {
-            printf("P %llx %d", (unsigned long long)top->m_payload_tkeep,
-                   (int)top->m_payload_tlast);
-            for (int i = 0; i < 16; i++) printf(" %x", top->m_payload_tdata[i]);
+        if (top->pay__024tvalid && top->pay__024tready) {
+            printf("P %llx %d", (unsigned long long)top->pay__024tkeep,
+                   (int)top->pay__024tlast);
+            for (int i = 0; i < 16; i++) printf(" %x", top->pay__024tdata[i]);
             printf("\n");
         }
         if (top->m_rx_frame) printf("R %u\n", (unsigned)top->m_rx_bytes);

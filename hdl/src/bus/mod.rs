@@ -45,3 +45,4 @@ pub mod dma_rd;
 pub mod dma_wr;
 pub mod mr;
 pub mod record;
+pub mod rx;

@@ -64,12 +64,12 @@
 //!
 //! ```text
 //!  s_rsp (record) --> [IDLE, between QP visits] read qpc, qpa, qpr
-//!     --> present, RTS/SQD and from the QP's peer (`s_rsp_src_ip` = `dest_ip`)? (else
+//!     --> present, RTS/SQD and from the QP's peer (`rsp.src_ip` = `dest_ip`)? (else
 //!         UnknownQpDrops, payload drained)
 //!     --> walk the ring (sq_ci .. sq_fetch) through ReqRxCheck --> the decision
 //!     --> counter pulse; una / retry_left / rnr_left; ops acknowledged or failed
 //!         (an apply pass rewrites each op of the ring)
-//!     --> delivery: READ payload (s_rsp_pay) or the atomic's original value
+//!     --> delivery: READ payload (rsp_pay) or the atomic's original value
 //!         --> dma_wr at the op's iova + offset --> status --> resp + 1 / done, or
 //!         LOC_ACCESS_ERR + DmaFaults; progress (una, retries reloaded)
 //!     --> payload not delivered: drained
@@ -240,8 +240,8 @@ use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::bus::record::{PayloadClient, RecordClient};
+use crate::bus::rx::{RspHdrServer, RxPayServer};
 use crate::common::cat::Cat;
-use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qpr_layout, QprPack};
 use crate::prelude::*;
@@ -410,25 +410,11 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// Responses to our requests (the RX front end's header records of ACKs, NAKs, READ
     /// responses and atomic ACKs): the BTH's destination QP, opcode and PSN, the AETH's
     /// syndrome, the AtomicAckETH's original value, the payload length (without pad).
-    pub s_rsp_valid: Signal<In, Bit>,
-    pub s_rsp_ready: Signal<Out, Bit>,
-    pub s_rsp_qpn: Signal<In, Bits<24>>,
-    pub s_rsp_opcode: Signal<In, Bits<8>>,
-    pub s_rsp_psn: Signal<In, Bits<24>>,
-    pub s_rsp_has_aeth: Signal<In, Bit>,
-    pub s_rsp_syndrome: Signal<In, Bits<8>>,
-    pub s_rsp_has_atomic_ack: Signal<In, Bit>,
-    pub s_rsp_orig: Signal<In, Bits<64>>,
-    pub s_rsp_payload_len: Signal<In, Bits<16>>,
+    pub rsp: RspHdrServer,
     /// The response's IPv4 source: one from anyone but the QP's peer is dropped.
-    pub s_rsp_src_ip: Signal<In, Bits<32>>,
     /// The payload of each response with `payload_len > 0`, lane 0 first. Always consumed:
     /// written to host memory (an in-order READ response) or drained.
-    pub s_rsp_pay_tdata: Signal<In, Bits<DATA_BITS>>,
-    pub s_rsp_pay_tkeep: Signal<In, Bits<64>>,
-    pub s_rsp_pay_tlast: Signal<In, Bit>,
-    pub s_rsp_pay_tvalid: Signal<In, Bit>,
-    pub s_rsp_pay_tready: Signal<Out, Bit>,
+    pub rsp_pay: RxPayServer,
     /// DMA write client (the contract's write stream): a READ response's payload at the
     /// op's local IOVA + offset, an atomic's original value (8 bytes); one request per
     /// response, data from lane 0, one status per write.
@@ -871,22 +857,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             m_op_pmtu: Default::default(),
             m_op_done: Default::default(),
             m_op_status: Default::default(),
-            s_rsp_valid: Default::default(),
-            s_rsp_ready: Default::default(),
-            s_rsp_qpn: Default::default(),
-            s_rsp_opcode: Default::default(),
-            s_rsp_psn: Default::default(),
-            s_rsp_has_aeth: Default::default(),
-            s_rsp_syndrome: Default::default(),
-            s_rsp_has_atomic_ack: Default::default(),
-            s_rsp_orig: Default::default(),
-            s_rsp_payload_len: Default::default(),
-            s_rsp_src_ip: Default::default(),
-            s_rsp_pay_tdata: Default::default(),
-            s_rsp_pay_tkeep: Default::default(),
-            s_rsp_pay_tlast: Default::default(),
-            s_rsp_pay_tvalid: Default::default(),
-            s_rsp_pay_tready: Default::default(),
+            rsp: Default::default(),
+            rsp_pay: Default::default(),
             dma_wr: Default::default(),
             m_rx_cnt_valid: Default::default(),
             m_rx_cnt_code: Default::default(),
@@ -1838,7 +1810,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         self.fire_take.next = (self.state.q.val() == self.k_idle.val())
             & !self.serr_pend.q.val()
-            & !self.s_rsp_valid.val()
+            & !self.rsp.valid.val()
             & self.tmr.m_fire_valid.val();
         self.tmr.m_fire_ready.next = self.fire_take.val();
         // (a set is always taken)
@@ -1857,9 +1829,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // ---- outputs' defaults ----
         self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.serr_pend.q.val()
-            & !self.s_rsp_valid.val()
+            & !self.rsp.valid.val()
             & !self.tmr.m_fire_valid.val();
-        self.s_rsp_ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
+        self.rsp.ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
         self.qpc_rd.req_valid.next = self.state.q.val() == self.k_rd_c.val();
         self.qpa_rd.req_valid.next = self.state.q.val() == self.k_rd_a.val();
         self.qpr_rd.req_valid.next = self.state.q.val() == self.k_rd_r.val();
@@ -2140,16 +2112,16 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.dma_wr.req_len.next = self.k_eight16.val();
         }
         self.dma_wr.data_valid.next = (self.state.q.val() == self.k_rx_ddata.val())
-            & (self.l_datomic.q.val() | self.s_rsp_pay_tvalid.val());
-        self.dma_wr.data.next = self.s_rsp_pay_tdata.val();
-        self.dma_wr.data_keep.next = self.s_rsp_pay_tkeep.val();
-        self.dma_wr.data_last.next = self.s_rsp_pay_tlast.val();
+            & (self.l_datomic.q.val() | self.rsp_pay.tvalid.val());
+        self.dma_wr.data.next = self.rsp_pay.tdata.val();
+        self.dma_wr.data_keep.next = self.rsp_pay.tkeep.val();
+        self.dma_wr.data_last.next = self.rsp_pay.tlast.val();
         if self.l_datomic.q.val() {
             self.dma_wr.data.next = self.orig512.y.val();
             self.dma_wr.data_keep.next = self.k_keep8.val();
             self.dma_wr.data_last.next = true;
         }
-        self.s_rsp_pay_tready.next = ((self.state.q.val() == self.k_rx_ddata.val())
+        self.rsp_pay.tready.next = ((self.state.q.val() == self.k_rx_ddata.val())
             & !self.l_datomic.q.val()
             & self.dma_wr.data_ready.val())
             | ((self.state.q.val() == self.k_rx_drain.val()) & self.pay_left.q.val());
@@ -2167,22 +2139,22 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.rtx_act.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
-            } else if self.s_rsp_valid.val() {
-                self.rx_qpn.d.next = self.s_rsp_qpn.val();
-                self.qpn.d.next = self.s_rsp_qpn.val().get_bits::<QA>(0);
-                self.rx_opcode.d.next = self.s_rsp_opcode.val();
-                self.rx_psn.d.next = self.s_rsp_psn.val();
-                self.rx_has_aeth.d.next = self.s_rsp_has_aeth.val();
-                self.rx_syn.d.next = self.s_rsp_syndrome.val();
-                self.rx_has_aa.d.next = self.s_rsp_has_atomic_ack.val();
-                self.rx_orig.d.next = self.s_rsp_orig.val();
-                self.rx_plen.d.next = self.s_rsp_payload_len.val();
-                self.rx_src.d.next = self.s_rsp_src_ip.val();
-                self.pay_left.d.next = self.s_rsp_payload_len.val() != self.k_zero16.val();
+            } else if self.rsp.valid.val() {
+                self.rx_qpn.d.next = self.rsp.qpn.val();
+                self.qpn.d.next = self.rsp.qpn.val().get_bits::<QA>(0);
+                self.rx_opcode.d.next = self.rsp.opcode.val();
+                self.rx_psn.d.next = self.rsp.psn.val();
+                self.rx_has_aeth.d.next = self.rsp.has_aeth.val();
+                self.rx_syn.d.next = self.rsp.syndrome.val();
+                self.rx_has_aa.d.next = self.rsp.has_atomic_ack.val();
+                self.rx_orig.d.next = self.rsp.orig.val();
+                self.rx_plen.d.next = self.rsp.payload_len.val();
+                self.rx_src.d.next = self.rsp.src_ip.val();
+                self.pay_left.d.next = self.rsp.payload_len.val() != self.k_zero16.val();
                 self.mode_rx.d.next = true;
                 self.rx_glob.d.next = true;
                 self.state.d.next = self.k_rd_c.val();
-                if (self.s_rsp_qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
+                if (self.rsp.qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
                     self.state.d.next = self.k_rx_unk.val();
                 }
             } else if self.tmr.m_fire_valid.val() {
@@ -2646,7 +2618,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         if (self.state.q.val() == self.k_rx_ddata.val()) & self.dma_wr.data_ready.val() {
             if self.l_datomic.q.val() {
                 self.state.d.next = self.k_rx_dst.val();
-            } else if self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val() {
+            } else if self.rsp_pay.tvalid.val() & self.rsp_pay.tlast.val() {
                 self.pay_left.d.next = false;
                 self.state.d.next = self.k_rx_dst.val();
             }
@@ -2673,7 +2645,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
         }
         if (self.state.q.val() == self.k_rx_drain.val())
-            & (!self.pay_left.q.val() | (self.s_rsp_pay_tvalid.val() & self.s_rsp_pay_tlast.val()))
+            & (!self.pay_left.q.val() | (self.rsp_pay.tvalid.val() & self.rsp_pay.tlast.val()))
         {
             self.pay_left.d.next = false;
             self.state.d.next = self.k_ret_rd.val();

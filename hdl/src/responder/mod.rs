@@ -17,7 +17,7 @@
 //!
 //! - Drop / duplicate / ahead / invalid / execute as `classify`; a QP that does not exist
 //!   (`qpc.present` clear or a QPN past the table) counts UnknownQpDrops globally only; a
-//!   request whose IPv4 source (`s_hdr_src_ip`) is not the QP's `dest_ip` is dropped and
+//!   request whose IPv4 source (`hdr.src_ip`) is not the QP's `dest_ip` is dropped and
 //!   counted as UnknownQpDrops for the QP, as the model's `responder_rx` does.
 //! - Duplicates: re-ACK of ePSN - 1; READ re-executed (MR check, job with the duplicate's
 //!   PSN and the current MSN; a failing check is ignored); atomic replayed (`m_replay_*`).
@@ -150,6 +150,7 @@ use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::bus::record::RecordClient;
+use crate::bus::rx::{ReqHdrServer, RxPayServer};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qps_layout, QpsPack};
@@ -252,38 +253,15 @@ pub struct Responder<const QA: usize> {
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ip: Signal<In, Bits<32>>,
 
-    /// Request header records (`RxFifo`'s `m_hdr_*`; the fields the responder reads. An
-    /// AtomicETH's VA and R_Key are in `reth_va` / `reth_rkey`, as RxFifo delivers them).
-    pub s_hdr_valid: Signal<In, Bit>,
-    pub s_hdr_ready: Signal<Out, Bit>,
-    pub s_hdr_opcode: Signal<In, Bits<8>>,
-    pub s_hdr_dest_qp: Signal<In, Bits<24>>,
-    pub s_hdr_ack_req: Signal<In, Bit>,
-    pub s_hdr_psn: Signal<In, Bits<24>>,
-    pub s_hdr_reth_va: Signal<In, Bits<64>>,
-    pub s_hdr_reth_rkey: Signal<In, Bits<32>>,
-    pub s_hdr_reth_dma_len: Signal<In, Bits<32>>,
-    pub s_hdr_atomic_swap: Signal<In, Bits<64>>,
-    pub s_hdr_atomic_compare: Signal<In, Bits<64>>,
-    pub s_hdr_immdt: Signal<In, Bits<32>>,
-    pub s_hdr_ieth: Signal<In, Bits<32>>,
-    pub s_hdr_payload_len: Signal<In, Bits<16>>,
-    pub s_hdr_has_reth: Signal<In, Bit>,
-    pub s_hdr_has_atomic_eth: Signal<In, Bit>,
-    pub s_hdr_has_immdt: Signal<In, Bit>,
-    pub s_hdr_has_ieth: Signal<In, Bit>,
-    /// The packet's IPv4 source: a request from anyone but the QP's peer is dropped.
-    pub s_hdr_src_ip: Signal<In, Bits<32>>,
+    /// Request header records (`RxFifo`'s, through `RxDispatch`; the fields the responder
+    /// reads).
+    pub hdr: ReqHdrServer,
     /// The AtomicUnit holds an atomic (its `m_busy`): no request is taken until its
     /// write-back has landed, so later requests see its result.
     pub s_atomic_busy: Signal<In, Bit>,
     /// The payload of each record with `payload_len > 0`, lane 0 first (`RxFifo`'s
-    /// `m_payload_*`).
-    pub s_payload_tdata: Signal<In, Bits<512>>,
-    pub s_payload_tkeep: Signal<In, Bits<64>>,
-    pub s_payload_tlast: Signal<In, Bit>,
-    pub s_payload_tvalid: Signal<In, Bit>,
-    pub s_payload_tready: Signal<Out, Bit>,
+    /// `pay`).
+    pub pay: RxPayServer,
 
     /// RQ doorbells: the new producer index of a QP's RQ.
     pub s_rq_db_valid: Signal<In, Bit>,
@@ -664,31 +642,9 @@ impl<const QA: usize> Default for Responder<QA> {
             reset: Default::default(),
             local_mac: Default::default(),
             local_ip: Default::default(),
-            s_hdr_valid: Default::default(),
-            s_hdr_ready: Default::default(),
-            s_hdr_opcode: Default::default(),
-            s_hdr_dest_qp: Default::default(),
-            s_hdr_ack_req: Default::default(),
-            s_hdr_psn: Default::default(),
-            s_hdr_reth_va: Default::default(),
-            s_hdr_reth_rkey: Default::default(),
-            s_hdr_reth_dma_len: Default::default(),
-            s_hdr_atomic_swap: Default::default(),
-            s_hdr_atomic_compare: Default::default(),
-            s_hdr_immdt: Default::default(),
-            s_hdr_ieth: Default::default(),
-            s_hdr_payload_len: Default::default(),
-            s_hdr_has_reth: Default::default(),
-            s_hdr_has_atomic_eth: Default::default(),
-            s_hdr_has_immdt: Default::default(),
-            s_hdr_has_ieth: Default::default(),
-            s_hdr_src_ip: Default::default(),
+            hdr: Default::default(),
             s_atomic_busy: Default::default(),
-            s_payload_tdata: Default::default(),
-            s_payload_tkeep: Default::default(),
-            s_payload_tlast: Default::default(),
-            s_payload_tvalid: Default::default(),
-            s_payload_tready: Default::default(),
+            pay: Default::default(),
             s_rq_db_valid: Default::default(),
             s_rq_db_ready: Default::default(),
             s_rq_db_qpn: Default::default(),
@@ -1216,9 +1172,9 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
 
         // ---- outputs' defaults ----
-        self.s_hdr_ready.next = false;
+        self.hdr.ready.next = false;
         self.s_rq_db_ready.next = false;
-        self.s_payload_tready.next = false;
+        self.pay.tready.next = false;
         self.qpc_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_c.q.val();
         self.qpa_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_a.q.val();
         self.qps_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_s.q.val();
@@ -1253,10 +1209,10 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.dma_wr.req_addr.next = self.iova.q.val();
         self.dma_wr.req_len.next = self.pay_len.q.val();
         self.dma_wr.data_valid.next =
-            (self.state.q.val() == self.k_wr_data.val()) & self.s_payload_tvalid.val();
-        self.dma_wr.data.next = self.s_payload_tdata.val();
-        self.dma_wr.data_keep.next = self.s_payload_tkeep.val();
-        self.dma_wr.data_last.next = self.s_payload_tlast.val();
+            (self.state.q.val() == self.k_wr_data.val()) & self.pay.tvalid.val();
+        self.dma_wr.data.next = self.pay.tdata.val();
+        self.dma_wr.data_keep.next = self.pay.tkeep.val();
+        self.dma_wr.data_last.next = self.pay.tlast.val();
         self.ack_pkt.valid.next = self.state.q.val() == self.k_f_ack.val();
         self.m_read_job_valid.next = (self.state.q.val() == self.k_f_job.val())
             & (self.do_job.q.val() == self.k_job_read.val());
@@ -1381,7 +1337,7 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
         self.fw_hit.next = (self.fw_valid.q.val() | self.fw_set.val())
             & !self.ctx_stale.val()
-            & (self.dest_qp.q.val() == self.s_hdr_dest_qp.val());
+            & (self.dest_qp.q.val() == self.hdr.dest_qp.val());
         // A WRITE message's whole range was checked (same QP, key, VA, length, no table
         // written since): a packet's IOVA is the range's plus the packet's offset.
         self.mc_hit.next = self.mc_valid.q.val()
@@ -1440,28 +1396,28 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.db_pi.d.next = self.s_rq_db_pi.val();
                 self.state.d.next = self.k_rd.val();
             } else if !self.s_atomic_busy.val() {
-                self.s_hdr_ready.next = true;
-                if self.s_hdr_valid.val() {
+                self.hdr.ready.next = true;
+                if self.hdr.valid.val() {
                     self.mode.d.next = self.k_mode_pkt.val();
-                    self.opcode.d.next = self.s_hdr_opcode.val();
-                    self.src_ip.d.next = self.s_hdr_src_ip.val();
-                    self.dest_qp.d.next = self.s_hdr_dest_qp.val();
-                    self.qpn.d.next = self.s_hdr_dest_qp.val().get_bits::<QA>(0);
-                    self.ack_req.d.next = self.s_hdr_ack_req.val();
-                    self.psn.d.next = self.s_hdr_psn.val();
-                    self.reth_va.d.next = self.s_hdr_reth_va.val();
-                    self.reth_rkey.d.next = self.s_hdr_reth_rkey.val();
-                    self.reth_len.d.next = self.s_hdr_reth_dma_len.val();
-                    self.swap.d.next = self.s_hdr_atomic_swap.val();
-                    self.compare.d.next = self.s_hdr_atomic_compare.val();
-                    self.imm.d.next = self.s_hdr_immdt.val();
-                    self.ieth.d.next = self.s_hdr_ieth.val();
-                    self.pay_len.d.next = self.s_hdr_payload_len.val();
-                    self.pay_left.d.next = self.s_hdr_payload_len.val() != self.k_zero16.val();
-                    self.has_reth.d.next = self.s_hdr_has_reth.val();
-                    self.has_atomic.d.next = self.s_hdr_has_atomic_eth.val();
-                    self.has_imm.d.next = self.s_hdr_has_immdt.val();
-                    self.has_ieth.d.next = self.s_hdr_has_ieth.val();
+                    self.opcode.d.next = self.hdr.opcode.val();
+                    self.src_ip.d.next = self.hdr.src_ip.val();
+                    self.dest_qp.d.next = self.hdr.dest_qp.val();
+                    self.qpn.d.next = self.hdr.dest_qp.val().get_bits::<QA>(0);
+                    self.ack_req.d.next = self.hdr.ack_req.val();
+                    self.psn.d.next = self.hdr.psn.val();
+                    self.reth_va.d.next = self.hdr.reth_va.val();
+                    self.reth_rkey.d.next = self.hdr.reth_rkey.val();
+                    self.reth_len.d.next = self.hdr.reth_dma_len.val();
+                    self.swap.d.next = self.hdr.atomic_swap.val();
+                    self.compare.d.next = self.hdr.atomic_compare.val();
+                    self.imm.d.next = self.hdr.immdt.val();
+                    self.ieth.d.next = self.hdr.ieth.val();
+                    self.pay_len.d.next = self.hdr.payload_len.val();
+                    self.pay_left.d.next = self.hdr.payload_len.val() != self.k_zero16.val();
+                    self.has_reth.d.next = self.hdr.has_reth.val();
+                    self.has_atomic.d.next = self.hdr.has_atomic_eth.val();
+                    self.has_imm.d.next = self.hdr.has_immdt.val();
+                    self.has_ieth.d.next = self.hdr.has_ieth.val();
                     self.fw_valid.d.next = false;
                     self.stale.d.next = false;
                     self.state.d.next = self.k_rd.val();
@@ -1926,11 +1882,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.state.d.next = self.k_wr_data.val();
         }
         if self.state.q.val() == self.k_wr_data.val() {
-            self.s_payload_tready.next = self.dma_wr.data_ready.val();
-            if self.s_payload_tvalid.val()
-                & self.dma_wr.data_ready.val()
-                & self.s_payload_tlast.val()
-            {
+            self.pay.tready.next = self.dma_wr.data_ready.val();
+            if self.pay.tvalid.val() & self.dma_wr.data_ready.val() & self.pay.tlast.val() {
                 self.pay_left.d.next = false;
                 self.state.d.next = self.k_wr_status.val();
             }
@@ -2058,10 +2011,10 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.state.d.next = self.k_f_drain.val();
         }
         if self.state.q.val() == self.k_f_drain.val() {
-            self.s_payload_tready.next = self.pay_left.q.val();
+            self.pay.tready.next = self.pay_left.q.val();
             if !self.pay_left.q.val() {
                 self.state.d.next = self.k_idle.val();
-            } else if self.s_payload_tvalid.val() & self.s_payload_tlast.val() {
+            } else if self.pay.tvalid.val() & self.pay.tlast.val() {
                 self.pay_left.d.next = false;
                 self.state.d.next = self.k_idle.val();
             }

@@ -11,7 +11,7 @@
 //!  (no ready)  +--> write: every beat to the buffer ----> [ 512 x 64 B BRAM ]  accept? --> descriptor
 //!                                                             |                 (start, payload len, layout)
 //!                         read: beats of the head descriptor  v                      |
-//!                         --> B (address, read data) --> C: header record / realign --> m_hdr, m_payload
+//!                         --> B (address, read data) --> C: header record / realign --> hdr, pay
 //! ```
 //!
 //! # Interface
@@ -19,9 +19,9 @@
 //! - `s_axis_*`, `local_ip`: as [`RxParser`]. `enable` (CONTROL bit 0): a frame whose
 //!   verdict comes while it is low is dropped without being counted (the model ignores
 //!   frames while disabled).
-//! - `m_hdr_*`: one record per accepted frame, in frame order (below). `m_hdr_valid` /
-//!   `m_hdr_ready` handshake.
-//! - `m_payload_*`: the payload of each accepted frame, payload byte 0 in lane 0, 64 bytes a
+//! - `hdr` (an `RxHdrClient`): one record per accepted frame, in frame order (below),
+//!   valid/ready.
+//! - `pay` (an `RxPayClient`): the payload of each accepted frame, payload byte 0 in lane 0, 64 bytes a
 //!   beat, pad and ICRC removed, `tkeep` contiguous and partial only on the `tlast` beat; no
 //!   beats for a frame without payload bytes. A frame's payload follows its record: the
 //!   record is offered before the frame's first payload beat, and the next record after the
@@ -98,6 +98,7 @@
 //! address the read stage is about to hold, so a stalled read stage re-reads its own
 //! address and keeps its data without a skid buffer.
 
+use crate::bus::rx::{RxHdrClient, RxPayClient};
 use crate::common::byte_swap::ByteSwap;
 use crate::common::icrc::{BEAT_BYTES, DATA_BITS};
 use crate::prelude::*;
@@ -136,48 +137,9 @@ pub struct RxFifo {
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tuser: Signal<In, Bit>,
 
-    pub m_hdr_valid: Signal<Out, Bit>,
-    pub m_hdr_ready: Signal<In, Bit>,
-    pub m_hdr_opcode: Signal<Out, Bits<8>>,
-    pub m_hdr_solicited: Signal<Out, Bit>,
-    pub m_hdr_migreq: Signal<Out, Bit>,
-    pub m_hdr_pad: Signal<Out, Bits<2>>,
-    pub m_hdr_pkey: Signal<Out, Bits<16>>,
-    pub m_hdr_fecn: Signal<Out, Bit>,
-    pub m_hdr_becn: Signal<Out, Bit>,
-    pub m_hdr_dest_qp: Signal<Out, Bits<24>>,
-    pub m_hdr_ack_req: Signal<Out, Bit>,
-    pub m_hdr_psn: Signal<Out, Bits<24>>,
-    pub m_hdr_src_mac: Signal<Out, Bits<48>>,
-    pub m_hdr_src_ip: Signal<Out, Bits<32>>,
-    pub m_hdr_dst_ip: Signal<Out, Bits<32>>,
-    pub m_hdr_udp_sport: Signal<Out, Bits<16>>,
-    pub m_hdr_reth_va: Signal<Out, Bits<64>>,
-    pub m_hdr_reth_rkey: Signal<Out, Bits<32>>,
-    pub m_hdr_reth_dma_len: Signal<Out, Bits<32>>,
-    pub m_hdr_aeth_syndrome: Signal<Out, Bits<8>>,
-    pub m_hdr_aeth_msn: Signal<Out, Bits<24>>,
-    pub m_hdr_atomic_va: Signal<Out, Bits<64>>,
-    pub m_hdr_atomic_rkey: Signal<Out, Bits<32>>,
-    pub m_hdr_atomic_swap: Signal<Out, Bits<64>>,
-    pub m_hdr_atomic_compare: Signal<Out, Bits<64>>,
-    pub m_hdr_atomic_ack_orig: Signal<Out, Bits<64>>,
-    pub m_hdr_immdt: Signal<Out, Bits<32>>,
-    pub m_hdr_ieth: Signal<Out, Bits<32>>,
-    pub m_hdr_payload_len: Signal<Out, Bits<16>>,
-    pub m_hdr_has_reth: Signal<Out, Bit>,
-    pub m_hdr_has_aeth: Signal<Out, Bit>,
-    pub m_hdr_has_atomic_eth: Signal<Out, Bit>,
-    pub m_hdr_has_atomic_ack_eth: Signal<Out, Bit>,
-    pub m_hdr_has_immdt: Signal<Out, Bit>,
-    pub m_hdr_has_ieth: Signal<Out, Bit>,
-    pub m_hdr_has_payload: Signal<Out, Bit>,
+    pub hdr: RxHdrClient,
 
-    pub m_payload_tdata: Signal<Out, Bits<DATA_BITS>>,
-    pub m_payload_tkeep: Signal<Out, Bits<BEAT_BYTES>>,
-    pub m_payload_tlast: Signal<Out, Bit>,
-    pub m_payload_tvalid: Signal<Out, Bit>,
-    pub m_payload_tready: Signal<In, Bit>,
+    pub pay: RxPayClient,
 
     pub m_rx_frame: Signal<Out, Bit>,
     pub m_rx_bytes: Signal<Out, Bits<16>>,
@@ -374,47 +336,8 @@ impl RxFifo {
             s_axis_tlast: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tuser: Default::default(),
-            m_hdr_valid: Default::default(),
-            m_hdr_ready: Default::default(),
-            m_hdr_opcode: Default::default(),
-            m_hdr_solicited: Default::default(),
-            m_hdr_migreq: Default::default(),
-            m_hdr_pad: Default::default(),
-            m_hdr_pkey: Default::default(),
-            m_hdr_fecn: Default::default(),
-            m_hdr_becn: Default::default(),
-            m_hdr_dest_qp: Default::default(),
-            m_hdr_ack_req: Default::default(),
-            m_hdr_psn: Default::default(),
-            m_hdr_src_mac: Default::default(),
-            m_hdr_src_ip: Default::default(),
-            m_hdr_dst_ip: Default::default(),
-            m_hdr_udp_sport: Default::default(),
-            m_hdr_reth_va: Default::default(),
-            m_hdr_reth_rkey: Default::default(),
-            m_hdr_reth_dma_len: Default::default(),
-            m_hdr_aeth_syndrome: Default::default(),
-            m_hdr_aeth_msn: Default::default(),
-            m_hdr_atomic_va: Default::default(),
-            m_hdr_atomic_rkey: Default::default(),
-            m_hdr_atomic_swap: Default::default(),
-            m_hdr_atomic_compare: Default::default(),
-            m_hdr_atomic_ack_orig: Default::default(),
-            m_hdr_immdt: Default::default(),
-            m_hdr_ieth: Default::default(),
-            m_hdr_payload_len: Default::default(),
-            m_hdr_has_reth: Default::default(),
-            m_hdr_has_aeth: Default::default(),
-            m_hdr_has_atomic_eth: Default::default(),
-            m_hdr_has_atomic_ack_eth: Default::default(),
-            m_hdr_has_immdt: Default::default(),
-            m_hdr_has_ieth: Default::default(),
-            m_hdr_has_payload: Default::default(),
-            m_payload_tdata: Default::default(),
-            m_payload_tkeep: Default::default(),
-            m_payload_tlast: Default::default(),
-            m_payload_tvalid: Default::default(),
-            m_payload_tready: Default::default(),
+            hdr: Default::default(),
+            pay: Default::default(),
             m_rx_frame: Default::default(),
             m_rx_bytes: Default::default(),
             m_drop_mac: Default::default(),
@@ -744,8 +667,8 @@ impl Logic for RxFifo {
                 (self.b_plen.q.val() != self.zero16.val()) & (self.b_i.q.val() >= self.one10.val());
         }
         self.consume.next = self.b_valid.q.val()
-            & (!self.need_hdr.val() | !self.hv.q.val() | self.m_hdr_ready.val())
-            & (!self.need_pay.val() | !self.pv.q.val() | self.m_payload_tready.val());
+            & (!self.need_hdr.val() | !self.hv.q.val() | self.hdr.ready.val())
+            & (!self.need_pay.val() | !self.pv.q.val() | self.pay.tready.val());
 
         // ---- issue: B takes the next beat when it is empty or its beat goes ----
         self.b_free.next = !self.b_valid.q.val() | self.consume.val();
@@ -822,7 +745,7 @@ impl Logic for RxFifo {
                 self.r_imm.d.next = self.ext.val().get_bits::<32>(0);
             }
             self.r_plen.d.next = self.b_plen.q.val();
-        } else if self.m_hdr_ready.val() {
+        } else if self.hdr.ready.val() {
             self.hv.d.next = false;
         }
 
@@ -852,40 +775,40 @@ impl Logic for RxFifo {
             } else {
                 self.p_keep.d.next = self.ones64.val();
             }
-        } else if self.m_payload_tready.val() {
+        } else if self.pay.tready.val() {
             self.pv.d.next = false;
         }
 
         // ---- outputs ----
-        self.m_payload_tvalid.next = self.pv.q.val();
-        self.m_payload_tdata.next = self.p_data.q.val();
-        self.m_payload_tkeep.next = self.p_keep.q.val();
-        self.m_payload_tlast.next = self.p_last.q.val();
+        self.pay.tvalid.next = self.pv.q.val();
+        self.pay.tdata.next = self.p_data.q.val();
+        self.pay.tkeep.next = self.p_keep.q.val();
+        self.pay.tlast.next = self.p_last.q.val();
 
-        self.m_hdr_valid.next = self.hv.q.val();
-        self.m_hdr_opcode.next = self.r_bth.q.val().get_bits::<8>(0);
-        self.m_hdr_solicited.next = self.r_bth.q.val().get_bit(15);
-        self.m_hdr_migreq.next = self.r_bth.q.val().get_bit(14);
-        self.m_hdr_pad.next = self.r_bth.q.val().get_bits::<2>(12);
-        self.m_hdr_fecn.next = self.r_bth.q.val().get_bit(39);
-        self.m_hdr_becn.next = self.r_bth.q.val().get_bit(38);
-        self.m_hdr_ack_req.next = self.r_bth.q.val().get_bit(71);
+        self.hdr.valid.next = self.hv.q.val();
+        self.hdr.opcode.next = self.r_bth.q.val().get_bits::<8>(0);
+        self.hdr.solicited.next = self.r_bth.q.val().get_bit(15);
+        self.hdr.migreq.next = self.r_bth.q.val().get_bit(14);
+        self.hdr.pad.next = self.r_bth.q.val().get_bits::<2>(12);
+        self.hdr.fecn.next = self.r_bth.q.val().get_bit(39);
+        self.hdr.becn.next = self.r_bth.q.val().get_bit(38);
+        self.hdr.ack_req.next = self.r_bth.q.val().get_bit(71);
         // TVer (checked), the reserved bits of bytes 4 and 8.
         self.unused_bth.next = self.r_bth.q.val().get_bits::<17>(8);
         self.sw_pkey.x.next = self.r_bth.q.val().get_bits::<16>(16);
         self.sw_dqp.x.next = self.r_bth.q.val().get_bits::<24>(40);
         self.sw_psn.x.next = self.r_bth.q.val().get_bits::<24>(72);
-        self.m_hdr_pkey.next = self.sw_pkey.y.val();
-        self.m_hdr_dest_qp.next = self.sw_dqp.y.val();
-        self.m_hdr_psn.next = self.sw_psn.y.val();
+        self.hdr.pkey.next = self.sw_pkey.y.val();
+        self.hdr.dest_qp.next = self.sw_dqp.y.val();
+        self.hdr.psn.next = self.sw_psn.y.val();
         self.sw_mac.x.next = self.r_src_mac.q.val();
-        self.m_hdr_src_mac.next = self.sw_mac.y.val();
+        self.hdr.src_mac.next = self.sw_mac.y.val();
         self.sw_src_ip.x.next = self.r_ip.q.val().get_bits::<32>(0);
         self.sw_dst_ip.x.next = self.r_ip.q.val().get_bits::<32>(32);
         self.sw_sport.x.next = self.r_ip.q.val().get_bits::<16>(64);
-        self.m_hdr_src_ip.next = self.sw_src_ip.y.val();
-        self.m_hdr_dst_ip.next = self.sw_dst_ip.y.val();
-        self.m_hdr_udp_sport.next = self.sw_sport.y.val();
+        self.hdr.src_ip.next = self.sw_src_ip.y.val();
+        self.hdr.dst_ip.next = self.sw_dst_ip.y.val();
+        self.hdr.udp_sport.next = self.sw_sport.y.val();
         self.sw_va.x.next = self.r_ext.q.val().get_bits::<64>(0);
         self.sw_rkey.x.next = self.r_ext.q.val().get_bits::<32>(64);
         self.sw_dma_len.x.next = self.r_ext.q.val().get_bits::<32>(96);
@@ -894,44 +817,44 @@ impl Logic for RxFifo {
         self.sw_orig.x.next = self.r_ext.q.val().get_bits::<64>(32);
         self.sw_w54.x.next = self.r_ext.q.val().get_bits::<32>(0);
         self.sw_imm.x.next = self.r_imm.q.val();
-        self.m_hdr_reth_va.next = self.sw_va.y.val();
-        self.m_hdr_atomic_va.next = self.sw_va.y.val();
-        self.m_hdr_reth_rkey.next = self.sw_rkey.y.val();
-        self.m_hdr_atomic_rkey.next = self.sw_rkey.y.val();
-        self.m_hdr_reth_dma_len.next = self.sw_dma_len.y.val();
-        self.m_hdr_atomic_swap.next = self.sw_swap.y.val();
-        self.m_hdr_atomic_compare.next = self.sw_compare.y.val();
-        self.m_hdr_atomic_ack_orig.next = self.sw_orig.y.val();
-        self.m_hdr_aeth_syndrome.next = self.sw_w54.y.val().get_bits::<8>(24);
-        self.m_hdr_aeth_msn.next = self.sw_w54.y.val().get_bits::<24>(0);
-        self.m_hdr_ieth.next = self.sw_w54.y.val();
-        self.m_hdr_immdt.next = self.sw_imm.y.val();
-        self.m_hdr_payload_len.next = self.r_plen.q.val();
-        self.m_hdr_has_reth.next = self
+        self.hdr.reth_va.next = self.sw_va.y.val();
+        self.hdr.atomic_va.next = self.sw_va.y.val();
+        self.hdr.reth_rkey.next = self.sw_rkey.y.val();
+        self.hdr.atomic_rkey.next = self.sw_rkey.y.val();
+        self.hdr.reth_dma_len.next = self.sw_dma_len.y.val();
+        self.hdr.atomic_swap.next = self.sw_swap.y.val();
+        self.hdr.atomic_compare.next = self.sw_compare.y.val();
+        self.hdr.atomic_ack_orig.next = self.sw_orig.y.val();
+        self.hdr.aeth_syndrome.next = self.sw_w54.y.val().get_bits::<8>(24);
+        self.hdr.aeth_msn.next = self.sw_w54.y.val().get_bits::<24>(0);
+        self.hdr.ieth.next = self.sw_w54.y.val();
+        self.hdr.immdt.next = self.sw_imm.y.val();
+        self.hdr.payload_len.next = self.r_plen.q.val();
+        self.hdr.has_reth.next = self
             .ops_reth
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_aeth.next = self
+        self.hdr.has_aeth.next = self
             .ops_aeth
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_atomic_eth.next = self
+        self.hdr.has_atomic_eth.next = self
             .ops_atomic_eth
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_atomic_ack_eth.next = self
+        self.hdr.has_atomic_ack_eth.next = self
             .ops_atomic_ack_eth
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_immdt.next = self
+        self.hdr.has_immdt.next = self
             .ops_immdt
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_ieth.next = self
+        self.hdr.has_ieth.next = self
             .ops_ieth
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
-        self.m_hdr_has_payload.next = self
+        self.hdr.has_payload.next = self
             .ops_payload
             .val()
             .get_bit(self.r_bth.q.val().get_bits::<5>(0).index());
@@ -1126,57 +1049,60 @@ mod tests {
     }
 
     fn read_record(u: &RxFifo) -> Record {
-        let mac = bit_u64(u.m_hdr_src_mac.val()).to_be_bytes();
+        let mac = bit_u64(u.hdr.src_mac.val()).to_be_bytes();
         Record {
-            opcode: bit_u64(u.m_hdr_opcode.val()) as u8,
-            solicited: u.m_hdr_solicited.val(),
-            migreq: u.m_hdr_migreq.val(),
-            fecn: u.m_hdr_fecn.val(),
-            becn: u.m_hdr_becn.val(),
-            pad: bit_u64(u.m_hdr_pad.val()) as u8,
-            pkey: bit_u64(u.m_hdr_pkey.val()) as u16,
-            dest_qp: bit_u64(u.m_hdr_dest_qp.val()) as u32,
-            ack_req: u.m_hdr_ack_req.val(),
-            psn: bit_u64(u.m_hdr_psn.val()) as u32,
+            opcode: bit_u64(u.hdr.opcode.val()) as u8,
+            solicited: u.hdr.solicited.val(),
+            migreq: u.hdr.migreq.val(),
+            fecn: u.hdr.fecn.val(),
+            becn: u.hdr.becn.val(),
+            pad: bit_u64(u.hdr.pad.val()) as u8,
+            pkey: bit_u64(u.hdr.pkey.val()) as u16,
+            dest_qp: bit_u64(u.hdr.dest_qp.val()) as u32,
+            ack_req: u.hdr.ack_req.val(),
+            psn: bit_u64(u.hdr.psn.val()) as u32,
             src_mac: mac[2..].try_into().expect("6"),
-            src_ip: (bit_u64(u.m_hdr_src_ip.val()) as u32).to_be_bytes(),
-            dst_ip: (bit_u64(u.m_hdr_dst_ip.val()) as u32).to_be_bytes(),
-            udp_sport: bit_u64(u.m_hdr_udp_sport.val()) as u16,
-            reth: u.m_hdr_has_reth.val().then(|| {
+            src_ip: (bit_u64(u.hdr.src_ip.val()) as u32).to_be_bytes(),
+            dst_ip: (bit_u64(u.hdr.dst_ip.val()) as u32).to_be_bytes(),
+            udp_sport: bit_u64(u.hdr.udp_sport.val()) as u16,
+            reth: u.hdr.has_reth.val().then(|| {
                 (
-                    bit_u64(u.m_hdr_reth_va.val()),
-                    bit_u64(u.m_hdr_reth_rkey.val()) as u32,
-                    bit_u64(u.m_hdr_reth_dma_len.val()) as u32,
+                    bit_u64(u.hdr.reth_va.val()),
+                    bit_u64(u.hdr.reth_rkey.val()) as u32,
+                    bit_u64(u.hdr.reth_dma_len.val()) as u32,
                 )
             }),
-            aeth: u.m_hdr_has_aeth.val().then(|| {
+            aeth: u.hdr.has_aeth.val().then(|| {
                 (
-                    bit_u64(u.m_hdr_aeth_syndrome.val()) as u8,
-                    bit_u64(u.m_hdr_aeth_msn.val()) as u32,
+                    bit_u64(u.hdr.aeth_syndrome.val()) as u8,
+                    bit_u64(u.hdr.aeth_msn.val()) as u32,
                 )
             }),
-            atomic: u.m_hdr_has_atomic_eth.val().then(|| {
+            atomic: u.hdr.has_atomic_eth.val().then(|| {
                 (
-                    bit_u64(u.m_hdr_atomic_va.val()),
-                    bit_u64(u.m_hdr_atomic_rkey.val()) as u32,
-                    bit_u64(u.m_hdr_atomic_swap.val()),
-                    bit_u64(u.m_hdr_atomic_compare.val()),
+                    bit_u64(u.hdr.atomic_va.val()),
+                    bit_u64(u.hdr.atomic_rkey.val()) as u32,
+                    bit_u64(u.hdr.atomic_swap.val()),
+                    bit_u64(u.hdr.atomic_compare.val()),
                 )
             }),
             atomic_ack: u
-                .m_hdr_has_atomic_ack_eth
+                .hdr
+                .has_atomic_ack_eth
                 .val()
-                .then(|| bit_u64(u.m_hdr_atomic_ack_orig.val())),
+                .then(|| bit_u64(u.hdr.atomic_ack_orig.val())),
             immdt: u
-                .m_hdr_has_immdt
+                .hdr
+                .has_immdt
                 .val()
-                .then(|| bit_u64(u.m_hdr_immdt.val()) as u32),
+                .then(|| bit_u64(u.hdr.immdt.val()) as u32),
             ieth: u
-                .m_hdr_has_ieth
+                .hdr
+                .has_ieth
                 .val()
-                .then(|| bit_u64(u.m_hdr_ieth.val()) as u32),
-            payload_len: bit_u64(u.m_hdr_payload_len.val()) as usize,
-            has_payload: u.m_hdr_has_payload.val(),
+                .then(|| bit_u64(u.hdr.ieth.val()) as u32),
+            payload_len: bit_u64(u.hdr.payload_len.val()) as usize,
+            has_payload: u.hdr.has_payload.val(),
         }
     }
 
@@ -1234,31 +1160,31 @@ mod tests {
                 u.s_axis_tuser.next = rng.percent(50);
             }
             u.s_axis_tvalid.next = send;
-            u.m_hdr_ready.next = open && rng.percent(pattern.ready_pct);
-            u.m_payload_tready.next = open && rng.percent(pattern.ready_pct);
+            u.hdr.ready.next = open && rng.percent(pattern.ready_pct);
+            u.pay.tready.next = open && rng.percent(pattern.ready_pct);
             let resetting = send && cfg.reset_at_beat == Some(sent);
             u.reset.next = resetting;
             bench.settle();
             let u = &bench.uut;
             // Quiet means nothing offered and nothing decided, whatever the consumer does.
-            let mut active = send || u.m_hdr_valid.val() || u.m_payload_tvalid.val();
+            let mut active = send || u.hdr.valid.val() || u.pay.tvalid.val();
             if resetting {
                 // The consumer is reset too: a payload it was taking is abandoned.
                 payload.clear();
-            } else if u.m_hdr_valid.val() && u.m_hdr_ready.val() {
+            } else if u.hdr.valid.val() && u.hdr.ready.val() {
                 out.records.push(read_record(u));
                 out.record_at.push(bench.cycle());
                 active = true;
             }
-            if !resetting && u.m_payload_tvalid.val() && u.m_payload_tready.val() {
-                let keep = bit_u64(u.m_payload_tkeep.val());
-                let data = u.m_payload_tdata.val();
+            if !resetting && u.pay.tvalid.val() && u.pay.tready.val() {
+                let keep = bit_u64(u.pay.tkeep.val());
+                let data = u.pay.tdata.val();
                 for lane in 0..BEAT_BYTES {
                     if keep >> lane & 1 == 1 {
                         payload.push(data.get_bits::<8>(8 * lane).to_u64() as u8);
                     }
                 }
-                if u.m_payload_tlast.val() {
+                if u.pay.tlast.val() {
                     out.payloads.push(std::mem::take(&mut payload));
                 } else {
                     assert_eq!(keep, u64::MAX, "partial beat before tlast (seed {seed})");

@@ -774,26 +774,26 @@ impl Rtl {
         }
         hold = hold.saturating_sub(1);
         let cur = rsp.front().filter(|_| rdy[12] && hold == 0);
-        u.s_rsp_valid.next = cur.is_some();
-        u.s_rsp_qpn.next = u64::from(cur.map_or(0, |r| r.qpn)).into();
-        u.s_rsp_opcode.next = u64::from(cur.map_or(0, |r| r.opcode)).into();
-        u.s_rsp_psn.next = u64::from(cur.map_or(0, |r| r.psn)).into();
-        u.s_rsp_has_aeth.next = cur.is_some_and(|r| r.syndrome.is_some());
-        u.s_rsp_syndrome.next = u64::from(cur.and_then(|r| r.syndrome).unwrap_or(0)).into();
-        u.s_rsp_has_atomic_ack.next = cur.is_some_and(|r| r.orig.is_some());
-        u.s_rsp_orig.next = cur.and_then(|r| r.orig).unwrap_or(0).into();
-        u.s_rsp_payload_len.next = (cur.map_or(0, |r| r.payload.len()) as u64).into();
-        u.s_rsp_src_ip.next = u64::from(cur.map_or(0, |r| u32::from_be_bytes(r.src_ip))).into();
+        u.rsp.valid.next = cur.is_some();
+        u.rsp.qpn.next = u64::from(cur.map_or(0, |r| r.qpn)).into();
+        u.rsp.opcode.next = u64::from(cur.map_or(0, |r| r.opcode)).into();
+        u.rsp.psn.next = u64::from(cur.map_or(0, |r| r.psn)).into();
+        u.rsp.has_aeth.next = cur.is_some_and(|r| r.syndrome.is_some());
+        u.rsp.syndrome.next = u64::from(cur.and_then(|r| r.syndrome).unwrap_or(0)).into();
+        u.rsp.has_atomic_ack.next = cur.is_some_and(|r| r.orig.is_some());
+        u.rsp.orig.next = cur.and_then(|r| r.orig).unwrap_or(0).into();
+        u.rsp.payload_len.next = (cur.map_or(0, |r| r.payload.len()) as u64).into();
+        u.rsp.src_ip.next = u64::from(cur.map_or(0, |r| u32::from_be_bytes(r.src_ip))).into();
         let beat = pay.front().filter(|_| rdy[13]);
-        u.s_rsp_pay_tvalid.next = beat.is_some();
+        u.rsp_pay.tvalid.next = beat.is_some();
         let mut bytes = [0u8; 64];
         let n = beat.map_or(0, |p| p.len().min(64));
         if let Some(p) = beat {
             bytes[..n].copy_from_slice(&p[..n]);
         }
-        u.s_rsp_pay_tdata.next = beat_from_bytes(&bytes);
-        u.s_rsp_pay_tkeep.next = (if n == 64 { u64::MAX } else { (1u64 << n) - 1 }).into();
-        u.s_rsp_pay_tlast.next = beat.is_some_and(|p| p.len() <= 64);
+        u.rsp_pay.tdata.next = beat_from_bytes(&bytes);
+        u.rsp_pay.tkeep.next = (if n == 64 { u64::MAX } else { (1u64 << n) - 1 }).into();
+        u.rsp_pay.tlast.next = beat.is_some_and(|p| p.len() <= 64);
         u.dma_wr.req_ready.next = wr.is_none() && rdy[14];
         u.dma_wr.data_ready.next = rdy[15];
         let st = wst.front().filter(|w| w.0 == 0);
@@ -939,7 +939,7 @@ impl Rtl {
             }
             out.frames.push(frame);
         }
-        if u.s_rsp_valid.val() && u.s_rsp_ready.val() {
+        if u.rsp.valid.val() && u.rsp.ready.val() {
             let r = rsp.pop_front().expect("offered");
             if !r.payload.is_empty() {
                 pay.push_back(r.payload);
@@ -947,7 +947,7 @@ impl Rtl {
             out.responses += 1;
             busy = true;
         }
-        if u.s_rsp_pay_tvalid.val() && u.s_rsp_pay_tready.val() {
+        if u.rsp_pay.tvalid.val() && u.rsp_pay.tready.val() {
             let p = pay.front_mut().expect("offered");
             if p.len() <= 64 {
                 pay.pop_front();

@@ -471,12 +471,12 @@ impl Rtl {
         if self.seen.as_ref() != Some(&self.snapshot()) {
             // a table changed between runs: one cycle of `s_tbl_wr` first
             let u = &mut self.b.uut;
-            u.s_hdr_valid.next = false;
+            u.hdr.valid.next = false;
             u.s_rq_db_valid.next = false;
             u.s_flush_valid.next = false;
             u.s_read_err_valid.next = false;
             u.s_atomic_err_valid.next = false;
-            u.s_payload_tvalid.next = false;
+            u.pay.tvalid.next = false;
             u.s_tbl_wr.next = true;
             self.b.tick();
         }
@@ -491,31 +491,31 @@ impl Rtl {
             u.s_tbl_wr.next = (u.qp_err.valid.val() && rdy[12]) || (u.inv.valid.val() && rdy[13]);
             u.local_mac.next = u48(LOCAL_MAC).into();
             u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
-            u.s_hdr_valid.next = hdr.is_some();
+            u.hdr.valid.next = hdr.is_some();
             if let Some(h) = hdr {
-                u.s_hdr_opcode.next = u64::from(u8::from(h.opcode)).into();
-                u.s_hdr_src_ip.next = u64::from(u32::from_be_bytes(self.src_ip)).into();
-                u.s_hdr_dest_qp.next = u64::from(h.dest_qp).into();
-                u.s_hdr_ack_req.next = h.ack_req;
-                u.s_hdr_psn.next = u64::from(h.psn).into();
+                u.hdr.opcode.next = u64::from(u8::from(h.opcode)).into();
+                u.hdr.src_ip.next = u64::from(u32::from_be_bytes(self.src_ip)).into();
+                u.hdr.dest_qp.next = u64::from(h.dest_qp).into();
+                u.hdr.ack_req.next = h.ack_req;
+                u.hdr.psn.next = u64::from(h.psn).into();
                 let (va, rkey, len) = match (h.reth, h.atomic) {
                     (Some(r), _) => r,
                     (None, Some((va, rkey, _, _))) => (va, rkey, 0),
                     _ => (0, 0, 0),
                 };
-                u.s_hdr_reth_va.next = va.into();
-                u.s_hdr_reth_rkey.next = u64::from(rkey).into();
-                u.s_hdr_reth_dma_len.next = u64::from(len).into();
+                u.hdr.reth_va.next = va.into();
+                u.hdr.reth_rkey.next = u64::from(rkey).into();
+                u.hdr.reth_dma_len.next = u64::from(len).into();
                 let (swap, compare) = h.atomic.map_or((0, 0), |a| (a.2, a.3));
-                u.s_hdr_atomic_swap.next = swap.into();
-                u.s_hdr_atomic_compare.next = compare.into();
-                u.s_hdr_immdt.next = u64::from(h.imm.unwrap_or(0)).into();
-                u.s_hdr_ieth.next = u64::from(h.ieth.unwrap_or(0)).into();
-                u.s_hdr_payload_len.next = (req.map_or(0, |p| p.payload.len()) as u64).into();
-                u.s_hdr_has_reth.next = h.reth.is_some();
-                u.s_hdr_has_atomic_eth.next = h.atomic.is_some();
-                u.s_hdr_has_immdt.next = h.imm.is_some();
-                u.s_hdr_has_ieth.next = h.ieth.is_some();
+                u.hdr.atomic_swap.next = swap.into();
+                u.hdr.atomic_compare.next = compare.into();
+                u.hdr.immdt.next = u64::from(h.imm.unwrap_or(0)).into();
+                u.hdr.ieth.next = u64::from(h.ieth.unwrap_or(0)).into();
+                u.hdr.payload_len.next = (req.map_or(0, |p| p.payload.len()) as u64).into();
+                u.hdr.has_reth.next = h.reth.is_some();
+                u.hdr.has_atomic_eth.next = h.atomic.is_some();
+                u.hdr.has_immdt.next = h.imm.is_some();
+                u.hdr.has_ieth.next = h.ieth.is_some();
             }
             u.s_flush_valid.next = fl.is_some();
             u.s_flush_qpn.next = u64::from(fl.unwrap_or(0)).into();
@@ -534,18 +534,18 @@ impl Rtl {
             u.s_rq_db_qpn.next = u64::from(dq).into();
             u.s_rq_db_pi.next = u64::from(dpi).into();
             let beat = beats.front().cloned().filter(|_| pv);
-            u.s_payload_tvalid.next = beat.is_some();
+            u.pay.tvalid.next = beat.is_some();
             if let Some((bytes, last)) = &beat {
                 let mut full = [0u8; 64];
                 full[..bytes.len()].copy_from_slice(bytes);
-                u.s_payload_tdata.next = beat_from_bytes(&full);
+                u.pay.tdata.next = beat_from_bytes(&full);
                 let keep = if bytes.len() == 64 {
                     u64::MAX
                 } else {
                     (1u64 << bytes.len()) - 1
                 };
-                u.s_payload_tkeep.next = keep.into();
-                u.s_payload_tlast.next = *last;
+                u.pay.tkeep.next = keep.into();
+                u.pay.tlast.next = *last;
             }
             u.qpc_rd.req_ready.next = rdy[0];
             u.qpa_rd.req_ready.next = rdy[1];
@@ -590,7 +590,7 @@ impl Rtl {
             let u = &self.b.uut;
             // ---- sample the handshakes ----
             errs.pop_front();
-            if u.s_hdr_valid.val() && u.s_hdr_ready.val() {
+            if u.hdr.valid.val() && u.hdr.ready.val() {
                 hdr = None;
                 started = true;
             }
@@ -699,7 +699,7 @@ impl Rtl {
                     wr = Some((a, n, done + take, data));
                 }
             }
-            if u.s_payload_tvalid.val() && u.s_payload_tready.val() {
+            if u.pay.tvalid.val() && u.pay.tready.val() {
                 beats.pop_front();
             }
             if u.ack_pkt.valid.val() && u.ack_pkt.ready.val() {
@@ -875,7 +875,7 @@ impl Rtl {
             {
                 out.counters[i] += u64::from(c);
             }
-            let idle = u.s_hdr_ready.val() || u.s_rq_db_ready.val();
+            let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();
             self.b.tick();
             let busy_outside = hdr.is_some()
                 || db.is_some()

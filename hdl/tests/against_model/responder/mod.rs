@@ -175,9 +175,9 @@ impl Env {
         if self.seen != Some(snap(self)) {
             // the test changed a table: one cycle of `s_tbl_wr` first
             let u = &mut self.b.uut;
-            u.s_hdr_valid.next = false;
+            u.hdr.valid.next = false;
             u.s_rq_db_valid.next = false;
-            u.s_payload_tvalid.next = false;
+            u.pay.tvalid.next = false;
             u.s_tbl_wr.next = true;
             self.b.tick();
         }
@@ -188,38 +188,38 @@ impl Env {
             u.s_tbl_wr.next = false;
             u.local_mac.next = 0x0200_0000_0001u64.into();
             u.local_ip.next = 0x0a00_0001u64.into();
-            u.s_hdr_valid.next = hdr.is_some();
+            u.hdr.valid.next = hdr.is_some();
             if let Some(h) = hdr {
-                u.s_hdr_opcode.next = u64::from(h.opcode).into();
-                u.s_hdr_src_ip.next = 0x0a00_0002u64.into();
-                u.s_hdr_dest_qp.next = u64::from(QPN).into();
-                u.s_hdr_ack_req.next = h.ack_req;
-                u.s_hdr_psn.next = u64::from(h.psn).into();
+                u.hdr.opcode.next = u64::from(h.opcode).into();
+                u.hdr.src_ip.next = 0x0a00_0002u64.into();
+                u.hdr.dest_qp.next = u64::from(QPN).into();
+                u.hdr.ack_req.next = h.ack_req;
+                u.hdr.psn.next = u64::from(h.psn).into();
                 let (va, rkey, len) = h.reth.unwrap_or_default();
-                u.s_hdr_reth_va.next = va.into();
-                u.s_hdr_reth_rkey.next = u64::from(rkey).into();
-                u.s_hdr_reth_dma_len.next = u64::from(len).into();
-                u.s_hdr_has_reth.next = h.reth.is_some();
-                u.s_hdr_immdt.next = u64::from(h.imm.unwrap_or(0)).into();
-                u.s_hdr_has_immdt.next = h.imm.is_some();
-                u.s_hdr_payload_len.next = (h.len as u64).into();
+                u.hdr.reth_va.next = va.into();
+                u.hdr.reth_rkey.next = u64::from(rkey).into();
+                u.hdr.reth_dma_len.next = u64::from(len).into();
+                u.hdr.has_reth.next = h.reth.is_some();
+                u.hdr.immdt.next = u64::from(h.imm.unwrap_or(0)).into();
+                u.hdr.has_immdt.next = h.imm.is_some();
+                u.hdr.payload_len.next = (h.len as u64).into();
             }
             u.s_rq_db_valid.next = db.is_some();
             u.s_rq_db_qpn.next = u64::from(QPN).into();
             u.s_rq_db_pi.next = u64::from(db.unwrap_or(0)).into();
             let beat = beats.front().cloned();
-            u.s_payload_tvalid.next = beat.is_some();
+            u.pay.tvalid.next = beat.is_some();
             if let Some((bytes, last)) = &beat {
                 let mut full = [0u8; 64];
                 full[..bytes.len()].copy_from_slice(bytes);
-                u.s_payload_tdata.next = beat_from_bytes(&full);
+                u.pay.tdata.next = beat_from_bytes(&full);
                 let keep = if bytes.len() == 64 {
                     u64::MAX
                 } else {
                     (1u64 << bytes.len()) - 1
                 };
-                u.s_payload_tkeep.next = keep.into();
-                u.s_payload_tlast.next = *last;
+                u.pay.tkeep.next = keep.into();
+                u.pay.tlast.next = *last;
             }
             u.qpc_rd.req_ready.next = true;
             u.qpa_rd.req_ready.next = true;
@@ -258,11 +258,11 @@ impl Env {
             self.b.settle();
             let u = &self.b.uut;
             let was_started = started;
-            if started || (hdr.is_some() && u.s_hdr_ready.val()) || db.is_some() {
+            if started || (hdr.is_some() && u.hdr.ready.val()) || db.is_some() {
                 out.states.push(u.state.q.val().to_u64());
             }
             // ---- sample the handshakes ----
-            if u.s_hdr_valid.val() && u.s_hdr_ready.val() {
+            if u.hdr.valid.val() && u.hdr.ready.val() {
                 hdr = None;
                 started = true;
             }
@@ -332,7 +332,7 @@ impl Env {
                     wr = Some((a, n, done + take));
                 }
             }
-            if u.s_payload_tvalid.val() && u.s_payload_tready.val() {
+            if u.pay.tvalid.val() && u.pay.tready.val() {
                 beats.pop_front();
             }
             if u.ack_pkt.valid.val() && u.ack_pkt.ready.val() {
@@ -379,7 +379,7 @@ impl Env {
             {
                 out.counters[i] += usize::from(c);
             }
-            let idle = u.s_hdr_ready.val() || u.s_rq_db_ready.val();
+            let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();
             self.b.tick();
             if was_started && idle && hdr.is_none() && db.is_none() {
                 assert!(beats.is_empty(), "payload consumed");
