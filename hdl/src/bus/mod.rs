@@ -43,6 +43,7 @@ pub mod ctl;
 pub mod ctx;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod job;
 pub mod mr;
 pub mod record;
 pub mod rx;

@@ -13,11 +13,11 @@
 //!
 //! # Interface
 //!
-//! - `s_job_*` (valid/ready): the header of the ACK (`dst_mac`, `src_mac`, `src_ip`,
+//! - `s_job_valid`/`s_job_ready`, `job_hdr` (a `JobHdrServer`): the header of the ACK (`dst_mac`, `src_mac`, `src_ip`,
 //!   `dst_ip`, `udp_sport`, `dest_qp` (remote QPN), `qpn` (ours, `Q` bits), `psn`, `msn`,
-//!   as in `ReadResp`), `iova` (64, translated; `va % 8` checked by the responder),
+//!   as in `ReadResp`); `job_args` (an `AtomicArgsServer`): `iova` (64, translated; `va % 8` checked by the responder),
 //!   `compare_swap` (1 = CMP_AND_SWP, 0 = FETCH_ADD), `swap_add`, `compare` (64).
-//! - `s_replay_*` (valid/ready): a duplicate atomic, the same header: the QP's cache is
+//! - `s_replay_valid`/`s_replay_ready`, `replay_hdr`: a duplicate atomic, the same header: the QP's cache is
 //!   searched for `psn` (oldest entry first, as the model's `iter().find`); a hit sends the
 //!   ATOMIC ACKNOWLEDGE with the cached original value, a miss sends nothing and pulses
 //!   `m_replay_miss`.
@@ -53,6 +53,7 @@
 
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::job::{AtomicArgsServer, JobHdrServer};
 use crate::bus::record::RecordClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
@@ -95,32 +96,13 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     // --- an atomic to execute ---
     pub s_job_valid: Signal<In, Bit>,
     pub s_job_ready: Signal<Out, Bit>,
-    pub s_job_dst_mac: Signal<In, Bits<48>>,
-    pub s_job_src_mac: Signal<In, Bits<48>>,
-    pub s_job_src_ip: Signal<In, Bits<32>>,
-    pub s_job_dst_ip: Signal<In, Bits<32>>,
-    pub s_job_udp_sport: Signal<In, Bits<16>>,
-    pub s_job_dest_qp: Signal<In, Bits<24>>,
-    pub s_job_qpn: Signal<In, Bits<Q>>,
-    pub s_job_psn: Signal<In, Bits<24>>,
-    pub s_job_msn: Signal<In, Bits<24>>,
-    pub s_job_iova: Signal<In, Bits<64>>,
-    pub s_job_compare_swap: Signal<In, Bit>,
-    pub s_job_swap_add: Signal<In, Bits<64>>,
-    pub s_job_compare: Signal<In, Bits<64>>,
+    pub job_hdr: JobHdrServer<Q>,
+    pub job_args: AtomicArgsServer,
 
     // --- a duplicate atomic to answer from the cache ---
     pub s_replay_valid: Signal<In, Bit>,
     pub s_replay_ready: Signal<Out, Bit>,
-    pub s_replay_dst_mac: Signal<In, Bits<48>>,
-    pub s_replay_src_mac: Signal<In, Bits<48>>,
-    pub s_replay_src_ip: Signal<In, Bits<32>>,
-    pub s_replay_dst_ip: Signal<In, Bits<32>>,
-    pub s_replay_udp_sport: Signal<In, Bits<16>>,
-    pub s_replay_dest_qp: Signal<In, Bits<24>>,
-    pub s_replay_qpn: Signal<In, Bits<Q>>,
-    pub s_replay_psn: Signal<In, Bits<24>>,
-    pub s_replay_msn: Signal<In, Bits<24>>,
+    pub replay_hdr: JobHdrServer<Q>,
     pub m_replay_miss: Signal<Out, Bit>,
 
     // --- forget a QP's entries ---
@@ -237,30 +219,11 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             reset: Default::default(),
             s_job_valid: Default::default(),
             s_job_ready: Default::default(),
-            s_job_dst_mac: Default::default(),
-            s_job_src_mac: Default::default(),
-            s_job_src_ip: Default::default(),
-            s_job_dst_ip: Default::default(),
-            s_job_udp_sport: Default::default(),
-            s_job_dest_qp: Default::default(),
-            s_job_qpn: Default::default(),
-            s_job_psn: Default::default(),
-            s_job_msn: Default::default(),
-            s_job_iova: Default::default(),
-            s_job_compare_swap: Default::default(),
-            s_job_swap_add: Default::default(),
-            s_job_compare: Default::default(),
+            job_hdr: Default::default(),
+            job_args: Default::default(),
             s_replay_valid: Default::default(),
             s_replay_ready: Default::default(),
-            s_replay_dst_mac: Default::default(),
-            s_replay_src_mac: Default::default(),
-            s_replay_src_ip: Default::default(),
-            s_replay_dst_ip: Default::default(),
-            s_replay_udp_sport: Default::default(),
-            s_replay_dest_qp: Default::default(),
-            s_replay_qpn: Default::default(),
-            s_replay_psn: Default::default(),
-            s_replay_msn: Default::default(),
+            replay_hdr: Default::default(),
             m_replay_miss: Default::default(),
             s_clear_valid: Default::default(),
             s_clear_qpn: Default::default(),
@@ -382,30 +345,30 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         self.s_replay_ready.next = self.in_idle.val();
         self.s_job_ready.next = self.in_idle.val() & !self.s_replay_valid.val();
         if self.in_idle.val() & self.s_replay_valid.val() {
-            self.h_dst_mac.d.next = self.s_replay_dst_mac.val();
-            self.h_src_mac.d.next = self.s_replay_src_mac.val();
-            self.h_src_ip.d.next = self.s_replay_src_ip.val();
-            self.h_dst_ip.d.next = self.s_replay_dst_ip.val();
-            self.h_udp_sport.d.next = self.s_replay_udp_sport.val();
-            self.h_dest_qp.d.next = self.s_replay_dest_qp.val();
-            self.qpn.d.next = self.s_replay_qpn.val();
-            self.psn.d.next = self.s_replay_psn.val();
-            self.msn.d.next = self.s_replay_msn.val();
+            self.h_dst_mac.d.next = self.replay_hdr.dst_mac.val();
+            self.h_src_mac.d.next = self.replay_hdr.src_mac.val();
+            self.h_src_ip.d.next = self.replay_hdr.src_ip.val();
+            self.h_dst_ip.d.next = self.replay_hdr.dst_ip.val();
+            self.h_udp_sport.d.next = self.replay_hdr.udp_sport.val();
+            self.h_dest_qp.d.next = self.replay_hdr.dest_qp.val();
+            self.qpn.d.next = self.replay_hdr.qpn.val();
+            self.psn.d.next = self.replay_hdr.psn.val();
+            self.msn.d.next = self.replay_hdr.msn.val();
             self.state.d.next = self.st_r_meta.val();
         } else if self.in_idle.val() & self.s_job_valid.val() {
-            self.h_dst_mac.d.next = self.s_job_dst_mac.val();
-            self.h_src_mac.d.next = self.s_job_src_mac.val();
-            self.h_src_ip.d.next = self.s_job_src_ip.val();
-            self.h_dst_ip.d.next = self.s_job_dst_ip.val();
-            self.h_udp_sport.d.next = self.s_job_udp_sport.val();
-            self.h_dest_qp.d.next = self.s_job_dest_qp.val();
-            self.qpn.d.next = self.s_job_qpn.val();
-            self.psn.d.next = self.s_job_psn.val();
-            self.msn.d.next = self.s_job_msn.val();
-            self.iova.d.next = self.s_job_iova.val();
-            self.compare_swap.d.next = self.s_job_compare_swap.val();
-            self.swap_add.d.next = self.s_job_swap_add.val();
-            self.compare.d.next = self.s_job_compare.val();
+            self.h_dst_mac.d.next = self.job_hdr.dst_mac.val();
+            self.h_src_mac.d.next = self.job_hdr.src_mac.val();
+            self.h_src_ip.d.next = self.job_hdr.src_ip.val();
+            self.h_dst_ip.d.next = self.job_hdr.dst_ip.val();
+            self.h_udp_sport.d.next = self.job_hdr.udp_sport.val();
+            self.h_dest_qp.d.next = self.job_hdr.dest_qp.val();
+            self.qpn.d.next = self.job_hdr.qpn.val();
+            self.psn.d.next = self.job_hdr.psn.val();
+            self.msn.d.next = self.job_hdr.msn.val();
+            self.iova.d.next = self.job_args.iova.val();
+            self.compare_swap.d.next = self.job_args.compare_swap.val();
+            self.swap_add.d.next = self.job_args.swap_add.val();
+            self.compare.d.next = self.job_args.compare.val();
             self.state.d.next = self.st_rd_req.val();
         }
 

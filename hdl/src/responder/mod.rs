@@ -148,6 +148,7 @@ use crate::bus::ctl::{InvClient, QpErrClient};
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::job::{AtomicArgsClient, JobHdrClient, ReadArgsClient};
 use crate::bus::mr::MrClient;
 use crate::bus::record::RecordClient;
 use crate::bus::rx::{ReqHdrServer, RxPayServer};
@@ -300,48 +301,19 @@ pub struct Responder<const QA: usize> {
     /// READ jobs for ReadResp.
     pub m_read_job_valid: Signal<Out, Bit>,
     pub m_read_job_ready: Signal<In, Bit>,
-    pub m_read_job_dst_mac: Signal<Out, Bits<48>>,
-    pub m_read_job_src_mac: Signal<Out, Bits<48>>,
-    pub m_read_job_src_ip: Signal<Out, Bits<32>>,
-    pub m_read_job_dst_ip: Signal<Out, Bits<32>>,
-    pub m_read_job_udp_sport: Signal<Out, Bits<16>>,
-    pub m_read_job_dest_qp: Signal<Out, Bits<24>>,
-    pub m_read_job_qpn: Signal<Out, Bits<QA>>,
-    pub m_read_job_psn: Signal<Out, Bits<24>>,
-    pub m_read_job_msn: Signal<Out, Bits<24>>,
-    pub m_read_job_iova: Signal<Out, Bits<64>>,
-    pub m_read_job_len: Signal<Out, Bits<32>>,
-    pub m_read_job_pmtu: Signal<Out, Bits<3>>,
+    pub read_hdr: JobHdrClient<QA>,
+    pub read_args: ReadArgsClient,
 
     /// Atomic jobs for AtomicUnit.
     pub m_atomic_job_valid: Signal<Out, Bit>,
     pub m_atomic_job_ready: Signal<In, Bit>,
-    pub m_atomic_job_dst_mac: Signal<Out, Bits<48>>,
-    pub m_atomic_job_src_mac: Signal<Out, Bits<48>>,
-    pub m_atomic_job_src_ip: Signal<Out, Bits<32>>,
-    pub m_atomic_job_dst_ip: Signal<Out, Bits<32>>,
-    pub m_atomic_job_udp_sport: Signal<Out, Bits<16>>,
-    pub m_atomic_job_dest_qp: Signal<Out, Bits<24>>,
-    pub m_atomic_job_qpn: Signal<Out, Bits<QA>>,
-    pub m_atomic_job_psn: Signal<Out, Bits<24>>,
-    pub m_atomic_job_msn: Signal<Out, Bits<24>>,
-    pub m_atomic_job_iova: Signal<Out, Bits<64>>,
-    pub m_atomic_job_compare_swap: Signal<Out, Bit>,
-    pub m_atomic_job_swap_add: Signal<Out, Bits<64>>,
-    pub m_atomic_job_compare: Signal<Out, Bits<64>>,
+    pub atomic_hdr: JobHdrClient<QA>,
+    pub atomic_args: AtomicArgsClient,
 
     /// Duplicate atomics, to replay from AtomicUnit's cache.
     pub m_replay_valid: Signal<Out, Bit>,
     pub m_replay_ready: Signal<In, Bit>,
-    pub m_replay_dst_mac: Signal<Out, Bits<48>>,
-    pub m_replay_src_mac: Signal<Out, Bits<48>>,
-    pub m_replay_src_ip: Signal<Out, Bits<32>>,
-    pub m_replay_dst_ip: Signal<Out, Bits<32>>,
-    pub m_replay_udp_sport: Signal<Out, Bits<16>>,
-    pub m_replay_dest_qp: Signal<Out, Bits<24>>,
-    pub m_replay_qpn: Signal<Out, Bits<QA>>,
-    pub m_replay_psn: Signal<Out, Bits<24>>,
-    pub m_replay_msn: Signal<Out, Bits<24>>,
+    pub replay_hdr: JobHdrClient<QA>,
 
     /// Receive completions (`Completion`'s `cqe`).
     pub cqe: CqeClient,
@@ -665,44 +637,15 @@ impl<const QA: usize> Default for Responder<QA> {
             ack_pkt: Default::default(),
             m_read_job_valid: Default::default(),
             m_read_job_ready: Default::default(),
-            m_read_job_dst_mac: Default::default(),
-            m_read_job_src_mac: Default::default(),
-            m_read_job_src_ip: Default::default(),
-            m_read_job_dst_ip: Default::default(),
-            m_read_job_udp_sport: Default::default(),
-            m_read_job_dest_qp: Default::default(),
-            m_read_job_qpn: Default::default(),
-            m_read_job_psn: Default::default(),
-            m_read_job_msn: Default::default(),
-            m_read_job_iova: Default::default(),
-            m_read_job_len: Default::default(),
-            m_read_job_pmtu: Default::default(),
+            read_hdr: Default::default(),
+            read_args: Default::default(),
             m_atomic_job_valid: Default::default(),
             m_atomic_job_ready: Default::default(),
-            m_atomic_job_dst_mac: Default::default(),
-            m_atomic_job_src_mac: Default::default(),
-            m_atomic_job_src_ip: Default::default(),
-            m_atomic_job_dst_ip: Default::default(),
-            m_atomic_job_udp_sport: Default::default(),
-            m_atomic_job_dest_qp: Default::default(),
-            m_atomic_job_qpn: Default::default(),
-            m_atomic_job_psn: Default::default(),
-            m_atomic_job_msn: Default::default(),
-            m_atomic_job_iova: Default::default(),
-            m_atomic_job_compare_swap: Default::default(),
-            m_atomic_job_swap_add: Default::default(),
-            m_atomic_job_compare: Default::default(),
+            atomic_hdr: Default::default(),
+            atomic_args: Default::default(),
             m_replay_valid: Default::default(),
             m_replay_ready: Default::default(),
-            m_replay_dst_mac: Default::default(),
-            m_replay_src_mac: Default::default(),
-            m_replay_src_ip: Default::default(),
-            m_replay_dst_ip: Default::default(),
-            m_replay_udp_sport: Default::default(),
-            m_replay_dest_qp: Default::default(),
-            m_replay_qpn: Default::default(),
-            m_replay_psn: Default::default(),
-            m_replay_msn: Default::default(),
+            replay_hdr: Default::default(),
             cqe: Default::default(),
             qp_err: Default::default(),
             inv: Default::default(),
@@ -1220,40 +1163,40 @@ impl<const QA: usize> Logic for Responder<QA> {
             & (self.do_job.q.val() == self.k_job_atomic.val());
         self.m_replay_valid.next = (self.state.q.val() == self.k_f_job.val())
             & (self.do_job.q.val() == self.k_job_replay.val());
-        self.m_read_job_dst_mac.next = self.dest_mac.q.val();
-        self.m_read_job_src_mac.next = self.local_mac.val();
-        self.m_read_job_src_ip.next = self.local_ip.val();
-        self.m_read_job_dst_ip.next = self.dest_ip.q.val();
-        self.m_read_job_udp_sport.next = self.udp_sport.q.val();
-        self.m_read_job_dest_qp.next = self.dest_qpn.q.val();
-        self.m_read_job_qpn.next = self.qpn.q.val();
-        self.m_read_job_psn.next = self.psn.q.val();
-        self.m_read_job_msn.next = self.msn.q.val();
-        self.m_read_job_iova.next = self.iova.q.val();
-        self.m_read_job_len.next = self.reth_len.q.val();
-        self.m_read_job_pmtu.next = self.pmtu.q.val();
-        self.m_atomic_job_dst_mac.next = self.dest_mac.q.val();
-        self.m_atomic_job_src_mac.next = self.local_mac.val();
-        self.m_atomic_job_src_ip.next = self.local_ip.val();
-        self.m_atomic_job_dst_ip.next = self.dest_ip.q.val();
-        self.m_atomic_job_udp_sport.next = self.udp_sport.q.val();
-        self.m_atomic_job_dest_qp.next = self.dest_qpn.q.val();
-        self.m_atomic_job_qpn.next = self.qpn.q.val();
-        self.m_atomic_job_psn.next = self.psn.q.val();
-        self.m_atomic_job_msn.next = self.msn.q.val();
-        self.m_atomic_job_iova.next = self.iova.q.val();
-        self.m_atomic_job_compare_swap.next = self.opcode.q.val() == self.k_op_cmp_swap.val();
-        self.m_atomic_job_swap_add.next = self.swap.q.val();
-        self.m_atomic_job_compare.next = self.compare.q.val();
-        self.m_replay_dst_mac.next = self.dest_mac.q.val();
-        self.m_replay_src_mac.next = self.local_mac.val();
-        self.m_replay_src_ip.next = self.local_ip.val();
-        self.m_replay_dst_ip.next = self.dest_ip.q.val();
-        self.m_replay_udp_sport.next = self.udp_sport.q.val();
-        self.m_replay_dest_qp.next = self.dest_qpn.q.val();
-        self.m_replay_qpn.next = self.qpn.q.val();
-        self.m_replay_psn.next = self.psn.q.val();
-        self.m_replay_msn.next = self.msn.q.val();
+        self.read_hdr.dst_mac.next = self.dest_mac.q.val();
+        self.read_hdr.src_mac.next = self.local_mac.val();
+        self.read_hdr.src_ip.next = self.local_ip.val();
+        self.read_hdr.dst_ip.next = self.dest_ip.q.val();
+        self.read_hdr.udp_sport.next = self.udp_sport.q.val();
+        self.read_hdr.dest_qp.next = self.dest_qpn.q.val();
+        self.read_hdr.qpn.next = self.qpn.q.val();
+        self.read_hdr.psn.next = self.psn.q.val();
+        self.read_hdr.msn.next = self.msn.q.val();
+        self.read_args.iova.next = self.iova.q.val();
+        self.read_args.len.next = self.reth_len.q.val();
+        self.read_args.pmtu.next = self.pmtu.q.val();
+        self.atomic_hdr.dst_mac.next = self.dest_mac.q.val();
+        self.atomic_hdr.src_mac.next = self.local_mac.val();
+        self.atomic_hdr.src_ip.next = self.local_ip.val();
+        self.atomic_hdr.dst_ip.next = self.dest_ip.q.val();
+        self.atomic_hdr.udp_sport.next = self.udp_sport.q.val();
+        self.atomic_hdr.dest_qp.next = self.dest_qpn.q.val();
+        self.atomic_hdr.qpn.next = self.qpn.q.val();
+        self.atomic_hdr.psn.next = self.psn.q.val();
+        self.atomic_hdr.msn.next = self.msn.q.val();
+        self.atomic_args.iova.next = self.iova.q.val();
+        self.atomic_args.compare_swap.next = self.opcode.q.val() == self.k_op_cmp_swap.val();
+        self.atomic_args.swap_add.next = self.swap.q.val();
+        self.atomic_args.compare.next = self.compare.q.val();
+        self.replay_hdr.dst_mac.next = self.dest_mac.q.val();
+        self.replay_hdr.src_mac.next = self.local_mac.val();
+        self.replay_hdr.src_ip.next = self.local_ip.val();
+        self.replay_hdr.dst_ip.next = self.dest_ip.q.val();
+        self.replay_hdr.udp_sport.next = self.udp_sport.q.val();
+        self.replay_hdr.dest_qp.next = self.dest_qpn.q.val();
+        self.replay_hdr.qpn.next = self.qpn.q.val();
+        self.replay_hdr.psn.next = self.psn.q.val();
+        self.replay_hdr.msn.next = self.msn.q.val();
         self.cqe.valid.next = (self.state.q.val() == self.k_f_cqe.val())
             | (self.state.q.val() == self.k_fl_cqe.val());
         self.cqe.cqn.next = self.recv_cqn.q.val();

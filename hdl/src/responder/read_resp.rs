@@ -13,7 +13,8 @@
 //!
 //! # Interface
 //!
-//! - `s_job_*` (valid/ready): the TX addressing of the responses (`dst_mac`, `src_mac`, `src_ip`,
+//! - `s_job_valid`/`s_job_ready` with `job_hdr` (a `JobHdrServer`) and `job_args` (a
+//!   `ReadArgsServer`): the TX addressing of the responses (`dst_mac`, `src_mac`, `src_ip`,
 //!   `dst_ip`, `udp_sport`, as in [`RECORD_FIELDS`](crate::tx::tx_arbiter::RECORD_FIELDS)),
 //!   `dest_qp` (the remote QPN), `qpn` (our QP, `Q` bits: the records' `src_qp`, and reported on
 //!   errors), `psn` (the request's PSN), `msn` (the MSN for the AETHs), `iova`
@@ -54,6 +55,7 @@
 //!   record and beats follow the last beat of the previous one without a bubble.
 
 use crate::bus::dma_rd::DmaRdClient;
+use crate::bus::job::{JobHdrServer, ReadArgsServer};
 use crate::bus::record::{PayloadClient, RecordClient};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
@@ -107,18 +109,8 @@ pub struct ReadResp<const Q: usize> {
     // --- the job ---
     pub s_job_valid: Signal<In, Bit>,
     pub s_job_ready: Signal<Out, Bit>,
-    pub s_job_dst_mac: Signal<In, Bits<48>>,
-    pub s_job_src_mac: Signal<In, Bits<48>>,
-    pub s_job_src_ip: Signal<In, Bits<32>>,
-    pub s_job_dst_ip: Signal<In, Bits<32>>,
-    pub s_job_udp_sport: Signal<In, Bits<16>>,
-    pub s_job_dest_qp: Signal<In, Bits<24>>,
-    pub s_job_qpn: Signal<In, Bits<Q>>,
-    pub s_job_psn: Signal<In, Bits<24>>,
-    pub s_job_msn: Signal<In, Bits<24>>,
-    pub s_job_iova: Signal<In, Bits<64>>,
-    pub s_job_len: Signal<In, Bits<32>>,
-    pub s_job_pmtu: Signal<In, Bits<3>>,
+    pub job_hdr: JobHdrServer<Q>,
+    pub job_args: ReadArgsServer,
 
     // --- DMA read client ---
     pub dma_rd: DmaRdClient,
@@ -243,18 +235,8 @@ impl<const Q: usize> Default for ReadResp<Q> {
             reset: Default::default(),
             s_job_valid: Default::default(),
             s_job_ready: Default::default(),
-            s_job_dst_mac: Default::default(),
-            s_job_src_mac: Default::default(),
-            s_job_src_ip: Default::default(),
-            s_job_dst_ip: Default::default(),
-            s_job_udp_sport: Default::default(),
-            s_job_dest_qp: Default::default(),
-            s_job_qpn: Default::default(),
-            s_job_psn: Default::default(),
-            s_job_msn: Default::default(),
-            s_job_iova: Default::default(),
-            s_job_len: Default::default(),
-            s_job_pmtu: Default::default(),
+            job_hdr: Default::default(),
+            job_args: Default::default(),
             dma_rd: Default::default(),
             pkt: Default::default(),
             pay: Default::default(),
@@ -471,24 +453,24 @@ impl<const Q: usize> Logic for ReadResp<Q> {
         self.job_ready.next = !self.active.q.val() | (self.push.val() & self.is_last.val());
         self.s_job_ready.next = self.job_ready.val();
         self.len64.hi.next = self.zero32.val();
-        self.len64.lo.next = self.s_job_len.val();
+        self.len64.lo.next = self.job_args.len.val();
         if self.s_job_valid.val() & self.job_ready.val() {
             self.active.d.next = true;
             self.j_first.d.next = true;
             self.j_id.d.next = self.j_id.q.val() + self.one7.val();
-            self.j_dst_mac.d.next = self.s_job_dst_mac.val();
-            self.j_src_mac.d.next = self.s_job_src_mac.val();
-            self.j_src_ip.d.next = self.s_job_src_ip.val();
-            self.j_dst_ip.d.next = self.s_job_dst_ip.val();
-            self.j_udp_sport.d.next = self.s_job_udp_sport.val();
-            self.j_dest_qp.d.next = self.s_job_dest_qp.val();
-            self.j_qpn.d.next = self.s_job_qpn.val();
-            self.j_msn.d.next = self.s_job_msn.val();
-            self.j_psn.d.next = self.s_job_psn.val();
-            self.j_req_psn.d.next = self.s_job_psn.val();
-            self.j_iova.d.next = self.s_job_iova.val();
+            self.j_dst_mac.d.next = self.job_hdr.dst_mac.val();
+            self.j_src_mac.d.next = self.job_hdr.src_mac.val();
+            self.j_src_ip.d.next = self.job_hdr.src_ip.val();
+            self.j_dst_ip.d.next = self.job_hdr.dst_ip.val();
+            self.j_udp_sport.d.next = self.job_hdr.udp_sport.val();
+            self.j_dest_qp.d.next = self.job_hdr.dest_qp.val();
+            self.j_qpn.d.next = self.job_hdr.qpn.val();
+            self.j_msn.d.next = self.job_hdr.msn.val();
+            self.j_psn.d.next = self.job_hdr.psn.val();
+            self.j_req_psn.d.next = self.job_hdr.psn.val();
+            self.j_iova.d.next = self.job_args.iova.val();
             self.j_rest.d.next = self.len64.y.val();
-            self.j_pmtu.d.next = self.pmtu_unit.val() << self.s_job_pmtu.val();
+            self.j_pmtu.d.next = self.pmtu_unit.val() << self.job_args.pmtu.val();
         }
 
         // ---- the head packet: record with its first beat, then the beats ----

@@ -111,26 +111,26 @@ macro_rules! drive_hdr {
 
 macro_rules! paste_hdr {
     ($u:expr, $h:expr, job) => {{
-        $u.s_job_dst_mac.next = be(&$h.dst_mac).into();
-        $u.s_job_src_mac.next = be(&$h.src_mac).into();
-        $u.s_job_src_ip.next = be(&$h.src_ip).into();
-        $u.s_job_dst_ip.next = be(&$h.dst_ip).into();
-        $u.s_job_udp_sport.next = u64::from($h.udp_sport).into();
-        $u.s_job_dest_qp.next = u64::from($h.dest_qp).into();
-        $u.s_job_qpn.next = u64::from($h.qpn).into();
-        $u.s_job_psn.next = u64::from($h.psn).into();
-        $u.s_job_msn.next = u64::from($h.msn).into();
+        $u.job_hdr.dst_mac.next = be(&$h.dst_mac).into();
+        $u.job_hdr.src_mac.next = be(&$h.src_mac).into();
+        $u.job_hdr.src_ip.next = be(&$h.src_ip).into();
+        $u.job_hdr.dst_ip.next = be(&$h.dst_ip).into();
+        $u.job_hdr.udp_sport.next = u64::from($h.udp_sport).into();
+        $u.job_hdr.dest_qp.next = u64::from($h.dest_qp).into();
+        $u.job_hdr.qpn.next = u64::from($h.qpn).into();
+        $u.job_hdr.psn.next = u64::from($h.psn).into();
+        $u.job_hdr.msn.next = u64::from($h.msn).into();
     }};
     ($u:expr, $h:expr, replay) => {{
-        $u.s_replay_dst_mac.next = be(&$h.dst_mac).into();
-        $u.s_replay_src_mac.next = be(&$h.src_mac).into();
-        $u.s_replay_src_ip.next = be(&$h.src_ip).into();
-        $u.s_replay_dst_ip.next = be(&$h.dst_ip).into();
-        $u.s_replay_udp_sport.next = u64::from($h.udp_sport).into();
-        $u.s_replay_dest_qp.next = u64::from($h.dest_qp).into();
-        $u.s_replay_qpn.next = u64::from($h.qpn).into();
-        $u.s_replay_psn.next = u64::from($h.psn).into();
-        $u.s_replay_msn.next = u64::from($h.msn).into();
+        $u.replay_hdr.dst_mac.next = be(&$h.dst_mac).into();
+        $u.replay_hdr.src_mac.next = be(&$h.src_mac).into();
+        $u.replay_hdr.src_ip.next = be(&$h.src_ip).into();
+        $u.replay_hdr.dst_ip.next = be(&$h.dst_ip).into();
+        $u.replay_hdr.udp_sport.next = u64::from($h.udp_sport).into();
+        $u.replay_hdr.dest_qp.next = u64::from($h.dest_qp).into();
+        $u.replay_hdr.qpn.next = u64::from($h.qpn).into();
+        $u.replay_hdr.psn.next = u64::from($h.psn).into();
+        $u.replay_hdr.msn.next = u64::from($h.msn).into();
     }};
 }
 
@@ -379,10 +379,10 @@ fn run(p: Pattern, seed: u64, count: usize, faults: bool) -> [usize; 5] {
                     compare,
                 } => {
                     drive_hdr!(u, h, job);
-                    u.s_job_iova.next = (BASE + 8 * *word as u64).into();
-                    u.s_job_compare_swap.next = *compare_swap;
-                    u.s_job_swap_add.next = (*swap_add).into();
-                    u.s_job_compare.next = (*compare).into();
+                    u.job_args.iova.next = (BASE + 8 * *word as u64).into();
+                    u.job_args.compare_swap.next = *compare_swap;
+                    u.job_args.swap_add.next = (*swap_add).into();
+                    u.job_args.compare.next = (*compare).into();
                     u.s_job_valid.next = offer && !taken;
                 }
                 Op::Replay(h) => {

@@ -113,18 +113,18 @@ impl Job {
     }
 
     fn drive(&self, u: &mut ReadResp<Q>) {
-        u.s_job_dst_mac.next = be(&self.dst_mac).into();
-        u.s_job_src_mac.next = be(&self.src_mac).into();
-        u.s_job_src_ip.next = be(&self.src_ip).into();
-        u.s_job_dst_ip.next = be(&self.dst_ip).into();
-        u.s_job_udp_sport.next = u64::from(self.udp_sport).into();
-        u.s_job_dest_qp.next = u64::from(self.dest_qp).into();
-        u.s_job_qpn.next = u64::from(self.qpn).into();
-        u.s_job_psn.next = u64::from(self.psn).into();
-        u.s_job_msn.next = u64::from(self.msn).into();
-        u.s_job_iova.next = self.iova.into();
-        u.s_job_len.next = u64::from(self.len).into();
-        u.s_job_pmtu.next = u64::from(self.pmtu).into();
+        u.job_hdr.dst_mac.next = be(&self.dst_mac).into();
+        u.job_hdr.src_mac.next = be(&self.src_mac).into();
+        u.job_hdr.src_ip.next = be(&self.src_ip).into();
+        u.job_hdr.dst_ip.next = be(&self.dst_ip).into();
+        u.job_hdr.udp_sport.next = u64::from(self.udp_sport).into();
+        u.job_hdr.dest_qp.next = u64::from(self.dest_qp).into();
+        u.job_hdr.qpn.next = u64::from(self.qpn).into();
+        u.job_hdr.psn.next = u64::from(self.psn).into();
+        u.job_hdr.msn.next = u64::from(self.msn).into();
+        u.job_args.iova.next = self.iova.into();
+        u.job_args.len.next = u64::from(self.len).into();
+        u.job_args.pmtu.next = u64::from(self.pmtu).into();
     }
 }
 

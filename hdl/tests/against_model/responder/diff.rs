@@ -733,19 +733,19 @@ impl Rtl {
             }
             if u.m_read_job_valid.val() && u.m_read_job_ready.val() {
                 let a = (
-                    u.m_read_job_dst_mac.val().to_u64(),
-                    u.m_read_job_src_mac.val().to_u64(),
-                    u.m_read_job_src_ip.val().to_u64(),
-                    u.m_read_job_dst_ip.val().to_u64(),
-                    u.m_read_job_udp_sport.val().to_u64(),
+                    u.read_hdr.dst_mac.val().to_u64(),
+                    u.read_hdr.src_mac.val().to_u64(),
+                    u.read_hdr.src_ip.val().to_u64(),
+                    u.read_hdr.dst_ip.val().to_u64(),
+                    u.read_hdr.udp_sport.val().to_u64(),
                 );
-                let qpn = u.m_read_job_qpn.val().to_u64() as u32;
-                let dest = u.m_read_job_dest_qp.val().to_u64() as u32;
-                let psn = u.m_read_job_psn.val().to_u64() as u32;
-                let msn = u.m_read_job_msn.val().to_u64() as u32;
-                let iova = u.m_read_job_iova.val().to_u64();
-                let len = u.m_read_job_len.val().to_u64() as u32;
-                let pmtu = 128u32 << u.m_read_job_pmtu.val().to_u64();
+                let qpn = u.read_hdr.qpn.val().to_u64() as u32;
+                let dest = u.read_hdr.dest_qp.val().to_u64() as u32;
+                let psn = u.read_hdr.psn.val().to_u64() as u32;
+                let msn = u.read_hdr.msn.val().to_u64() as u32;
+                let iova = u.read_args.iova.val().to_u64();
+                let len = u.read_args.len.val().to_u64() as u32;
+                let pmtu = 128u32 << u.read_args.pmtu.val().to_u64();
                 // ReadResp: one DMA read per packet, a failure reported with the
                 // request's PSN, later packets not sent.
                 for p in read_response_packets(psn, len, pmtu, msn) {
@@ -765,44 +765,44 @@ impl Rtl {
                 let (a, qpn, dest, psn, msn) = if atomic {
                     (
                         (
-                            u.m_atomic_job_dst_mac.val().to_u64(),
-                            u.m_atomic_job_src_mac.val().to_u64(),
-                            u.m_atomic_job_src_ip.val().to_u64(),
-                            u.m_atomic_job_dst_ip.val().to_u64(),
-                            u.m_atomic_job_udp_sport.val().to_u64(),
+                            u.atomic_hdr.dst_mac.val().to_u64(),
+                            u.atomic_hdr.src_mac.val().to_u64(),
+                            u.atomic_hdr.src_ip.val().to_u64(),
+                            u.atomic_hdr.dst_ip.val().to_u64(),
+                            u.atomic_hdr.udp_sport.val().to_u64(),
                         ),
-                        u.m_atomic_job_qpn.val().to_u64() as u32,
-                        u.m_atomic_job_dest_qp.val().to_u64() as u32,
-                        u.m_atomic_job_psn.val().to_u64() as u32,
-                        u.m_atomic_job_msn.val().to_u64() as u32,
+                        u.atomic_hdr.qpn.val().to_u64() as u32,
+                        u.atomic_hdr.dest_qp.val().to_u64() as u32,
+                        u.atomic_hdr.psn.val().to_u64() as u32,
+                        u.atomic_hdr.msn.val().to_u64() as u32,
                     )
                 } else {
                     (
                         (
-                            u.m_replay_dst_mac.val().to_u64(),
-                            u.m_replay_src_mac.val().to_u64(),
-                            u.m_replay_src_ip.val().to_u64(),
-                            u.m_replay_dst_ip.val().to_u64(),
-                            u.m_replay_udp_sport.val().to_u64(),
+                            u.replay_hdr.dst_mac.val().to_u64(),
+                            u.replay_hdr.src_mac.val().to_u64(),
+                            u.replay_hdr.src_ip.val().to_u64(),
+                            u.replay_hdr.dst_ip.val().to_u64(),
+                            u.replay_hdr.udp_sport.val().to_u64(),
                         ),
-                        u.m_replay_qpn.val().to_u64() as u32,
-                        u.m_replay_dest_qp.val().to_u64() as u32,
-                        u.m_replay_psn.val().to_u64() as u32,
-                        u.m_replay_msn.val().to_u64() as u32,
+                        u.replay_hdr.qpn.val().to_u64() as u32,
+                        u.replay_hdr.dest_qp.val().to_u64() as u32,
+                        u.replay_hdr.psn.val().to_u64() as u32,
+                        u.replay_hdr.msn.val().to_u64() as u32,
                     )
                 };
                 let orig = if atomic {
                     // AtomicUnit: read, compute, write; a refusal is reported.
-                    let iova = u.m_atomic_job_iova.val().to_u64();
+                    let iova = u.atomic_args.iova.val().to_u64();
                     let mut old = [0u8; 8];
                     let mut orig = None;
                     if self.host.read(iova, &mut old) {
                         let o = u64::from_le_bytes(old);
                         let new = atomic_result(
-                            u.m_atomic_job_compare_swap.val(),
+                            u.atomic_args.compare_swap.val(),
                             o,
-                            u.m_atomic_job_swap_add.val().to_u64(),
-                            u.m_atomic_job_compare.val().to_u64(),
+                            u.atomic_args.swap_add.val().to_u64(),
+                            u.atomic_args.compare.val().to_u64(),
                         );
                         if self.host.write(iova, &new.to_le_bytes()) {
                             orig = Some(o);
