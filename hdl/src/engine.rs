@@ -113,6 +113,7 @@
 
 use rocenic_proto::abi::regs::Counter;
 
+use crate::bus::cnt::{ReqCntClient, RespCntClient};
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
 use crate::bus::ctl::{CqEvClient, InvClient};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
@@ -852,7 +853,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             & (self.req.m_rx_cnt_code.val() == self.k_cnt_malformed.val());
         self.incs.malformed_drops.next = self.ev_malformed.y.val();
         self.ev_unknown_qp.a.next = self.rx.m_drop_ip.val();
-        self.ev_unknown_qp.b.next = self.resp.m_cnt_unknown_qp_drops.val();
+        self.ev_unknown_qp.b.next = self.resp.cnt.unknown_qp_drops.val();
         self.ev_unknown_qp.c.next = self.req.m_rx_cnt_valid.val()
             & (self.req.m_rx_cnt_code.val() == self.k_cnt_unknown_qp.val());
         self.ev_unknown_qp.d.next = false;
@@ -863,35 +864,25 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_rnr.val());
         self.incs.tx_frames.next = self.tx.m_tx_frame.val();
         self.incs.tx_bytes.next = self.tx.m_tx_frame.val();
-        self.ev_duplicates.a.next = self.resp.m_cnt_duplicates.val();
+        self.ev_duplicates.a.next = self.resp.cnt.duplicates.val();
         self.ev_duplicates.b.next =
             self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_dup.val());
         self.ev_duplicates.c.next = false;
         self.ev_duplicates.d.next = false;
         self.incs.duplicates.next = self.ev_duplicates.y.val();
-        self.incs.psn_seq_drops.next = self.resp.m_cnt_psn_seq_drops.val();
-        self.incs.naks_sent.next = self.resp.m_cnt_naks_sent.val();
-        self.incs.rnr_naks_sent.next = self.resp.m_cnt_rnr_naks_sent.val();
-        self.ev_dma_faults.a.next = self.resp.m_cnt_dma_faults.val();
+        self.incs.psn_seq_drops.next = self.resp.cnt.psn_seq_drops.val();
+        self.incs.naks_sent.next = self.resp.cnt.naks_sent.val();
+        self.incs.rnr_naks_sent.next = self.resp.cnt.rnr_naks_sent.val();
+        self.ev_dma_faults.a.next = self.resp.cnt.dma_faults.val();
         self.ev_dma_faults.b.next = self.cpl.m_dma_fault.val();
-        self.ev_dma_faults.c.next = self.req.m_cnt_dma_faults.val();
+        self.ev_dma_faults.c.next = self.req.cnt.dma_faults.val();
         self.ev_dma_faults.d.next = false;
         self.incs.dma_faults.next = self.ev_dma_faults.y.val();
-        self.control.s_qc_req_qpn.next = self.req.m_cnt_qpn.val();
-        self.control.s_qc_req_dma_faults.next = self.req.m_cnt_dma_faults.val();
-        self.control.s_qc_req_ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();
-        self.incs.retransmits.next = self.req.m_cnt_retransmits.val();
-        self.incs.ack_timeouts.next = self.req.m_cnt_ack_timeouts.val();
-        self.control.s_qc_rtx_valid.next = self.req.m_cnt_retransmits.val();
-        self.control.s_qc_rtx_qpn.next = self.req.m_cnt_rtx_qpn.val();
-        self.control.s_qc_resp_valid.next = self.resp.m_cnt_qp_valid.val();
-        self.control.s_qc_resp_qpn.next = self.resp.m_cnt_qpn.val();
-        self.control.s_qc_resp_dup.next = self.resp.m_cnt_duplicates.val();
-        self.control.s_qc_resp_psn_seq.next = self.resp.m_cnt_psn_seq_drops.val();
-        self.control.s_qc_resp_naks.next = self.resp.m_cnt_naks_sent.val();
-        self.control.s_qc_resp_rnr_naks.next = self.resp.m_cnt_rnr_naks_sent.val();
-        self.control.s_qc_resp_unknown_qp.next = self.resp.m_cnt_unknown_qp_drops.val();
-        self.control.s_qc_resp_dma_faults.next = self.resp.m_cnt_dma_faults.val();
+        // per-QP counters: the sequencers' pulses straight to QpCounters
+        RespCntClient::<QA>::join(&mut self.resp.cnt, &mut self.control.qc_resp);
+        ReqCntClient::<QA>::join(&mut self.req.cnt, &mut self.control.qc_req);
+        self.incs.retransmits.next = self.req.cnt.retransmits.val();
+        self.incs.ack_timeouts.next = self.req.cnt.ack_timeouts.val();
         self.control.cnt_inc.next = self.incs.y.val();
         self.control.cnt_rx_bytes.next = self.rx.m_rx_bytes.val();
         self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();

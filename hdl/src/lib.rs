@@ -51,15 +51,17 @@
 //!
 //! The folders follow the pipeline, each the home of one stage and its blocks:
 //!
-//! - [`rx`]: frames in: verdicts, store and forward, header records and payload.
+//! - [`rx`]: frames in: verdicts, store and forward, header records and payload, and their
+//!   dispatch to the two halves.
 //! - [`requester`]: the sending side: WQE fetch, segmentation, responses, timers.
 //! - [`responder`]: the receiving side: request checks, READ responses, atomics, response
 //!   order.
 //! - [`completion`]: CQEs into the CQ rings.
 //! - [`tx`]: frames out: the arbiter and the frame builder.
 //! - [`control`]: BAR0, the command engine, the context and MR tables, per-QP counters.
-//! - [`dma`]: DMA clients sharing a port.
+//! - [`dma`]: the DMA fabric: every client on the engine's two ports.
 //! - [`common`]: register slices, wiring leaves and the CRC machinery every stage uses.
+//! - [`bus`]: the port groups between blocks, each declared once.
 //!
 //! Beside them: [`engine`] (the top that joins the stages), [`design`] (the designs the
 //! generator writes), [`prelude`] (the RustHDL names), [`bench`](mod@bench) and [`gates`].
@@ -70,7 +72,8 @@
 //! - [`common::gf2::Gf2Map`]: `y = M·x` over GF(2), the leaf under every CRC.
 //! - [`common::gf2_step::Gf2Step`]: `y = en ? M·x : x`, for log-depth "advance by k" chains.
 //! - [`dma::dma_rd_mux::DmaReadMux`], [`dma::dma_wr_mux::DmaWriteMux`]: two DMA clients on one port
-//!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients).
+//!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients);
+//!   [`dma::fabric::DmaFabric`]: the tree of them, their register slices and status routing.
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`completion::cqe_beat::CqeBeat`] lays a CQE out as one beat.
 //! - [`requester::qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round
@@ -99,6 +102,8 @@
 //!   [`common::job_slice::JobSlice`]: a register slice on a handshake whose source holds the data.
 //! - [`rx::rx_parser::RxParser`]: the verdict on each received frame (the checks of
 //!   `RoceRepr::parse`, the ICRC, the MAC error flag, the destination address).
+//! - [`rx::dispatch::RxDispatch`]: requests to the responder, responses and ACKs to the
+//!   requester, each with its payload.
 //! - [`rx::rx_fifo::RxFifo`]: the RX front end: store and forward through a block-RAM frame
 //!   buffer, header records and payload realigned to lane 0 for a consumer that may stall,
 //!   drop pulses by reason.
@@ -108,8 +113,8 @@
 //!   ones a read, kept in a prefetch buffer) and decoded (`SendWqe::from_bytes`).
 //! - [`requester::Requester`]: the requester's sequencer: transmit half (SQ doorbells,
 //!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`)
-//!   and the receive half's fault-free path (responses through `ReqRxCheck`, READ/atomic
-//!   results by DMA write, retire with send CQEs; no go-back-N, timers or RNR waits yet).
+//!   and the receive half (responses through `ReqRxCheck`, READ/atomic results by DMA
+//!   write, retire with send CQEs, go-back-N, the ACK and RNR timers of `QpTimers`).
 //! - [`responder::read_resp::ReadResp`]: READ responses: one DMA read per response packet, many in
 //!   flight, records and payload in order as the model's `exec_read` sends them.
 //! - [`responder::atomic_unit::AtomicUnit`]: CMP_AND_SWP / FETCH_ADD by DMA read and write, the

@@ -38,6 +38,7 @@ macro_rules! port_group {
     };
 }
 
+pub mod cnt;
 pub mod cqe;
 pub mod ctl;
 pub mod ctx;

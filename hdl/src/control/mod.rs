@@ -21,6 +21,7 @@ pub mod mr_check;
 pub mod qp_counters;
 pub mod regfile;
 
+use crate::bus::cnt::{ReqCntServer, RespCntServer};
 use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
 use crate::bus::ctx::CtxServers;
 use crate::bus::dma_wr::DmaWrClient;
@@ -67,20 +68,9 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub qperr: QpErrServer<QA>,
     /// The responder's SEND with invalidate (`CmdEngine::inv`).
     pub inv: InvServer,
-    /// Per-QP counter events (`QpCounters::s_*`, the same names after `s_qc_`).
-    pub s_qc_resp_valid: Signal<In, Bit>,
-    pub s_qc_resp_qpn: Signal<In, Bits<QA>>,
-    pub s_qc_resp_dup: Signal<In, Bit>,
-    pub s_qc_resp_psn_seq: Signal<In, Bit>,
-    pub s_qc_resp_naks: Signal<In, Bit>,
-    pub s_qc_resp_rnr_naks: Signal<In, Bit>,
-    pub s_qc_resp_unknown_qp: Signal<In, Bit>,
-    pub s_qc_resp_dma_faults: Signal<In, Bit>,
-    pub s_qc_req_qpn: Signal<In, Bits<QA>>,
-    pub s_qc_req_dma_faults: Signal<In, Bit>,
-    pub s_qc_req_ack_timeouts: Signal<In, Bit>,
-    pub s_qc_rtx_valid: Signal<In, Bit>,
-    pub s_qc_rtx_qpn: Signal<In, Bits<QA>>,
+    /// Per-QP counter events (`QpCounters::resp`, `req`, and `s_*` as `s_qc_*`).
+    pub qc_resp: RespCntServer<QA>,
+    pub qc_req: ReqCntServer<QA>,
     pub s_qc_rx_valid: Signal<In, Bit>,
     pub s_qc_rx_code: Signal<In, Bits<3>>,
     pub s_qc_rx_qpn: Signal<In, Bits<QA>>,
@@ -132,19 +122,8 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             ctx: Default::default(),
             qperr: Default::default(),
             inv: Default::default(),
-            s_qc_resp_valid: Default::default(),
-            s_qc_resp_qpn: Default::default(),
-            s_qc_resp_dup: Default::default(),
-            s_qc_resp_psn_seq: Default::default(),
-            s_qc_resp_naks: Default::default(),
-            s_qc_resp_rnr_naks: Default::default(),
-            s_qc_resp_unknown_qp: Default::default(),
-            s_qc_resp_dma_faults: Default::default(),
-            s_qc_req_qpn: Default::default(),
-            s_qc_req_dma_faults: Default::default(),
-            s_qc_req_ack_timeouts: Default::default(),
-            s_qc_rtx_valid: Default::default(),
-            s_qc_rtx_qpn: Default::default(),
+            qc_resp: Default::default(),
+            qc_req: Default::default(),
             s_qc_rx_valid: Default::default(),
             s_qc_rx_code: Default::default(),
             s_qc_rx_qpn: Default::default(),
@@ -213,19 +192,8 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         CtxServers::<QA, MA>::link(&mut self.ctx, &mut self.cmd.ctx);
         QpErrServer::<QA>::link(&mut self.qperr, &mut self.cmd.qperr);
         InvServer::link(&mut self.inv, &mut self.cmd.inv);
-        self.qc.s_resp_valid.next = self.s_qc_resp_valid.val();
-        self.qc.s_resp_qpn.next = self.s_qc_resp_qpn.val();
-        self.qc.s_resp_dup.next = self.s_qc_resp_dup.val();
-        self.qc.s_resp_psn_seq.next = self.s_qc_resp_psn_seq.val();
-        self.qc.s_resp_naks.next = self.s_qc_resp_naks.val();
-        self.qc.s_resp_rnr_naks.next = self.s_qc_resp_rnr_naks.val();
-        self.qc.s_resp_unknown_qp.next = self.s_qc_resp_unknown_qp.val();
-        self.qc.s_resp_dma_faults.next = self.s_qc_resp_dma_faults.val();
-        self.qc.s_req_qpn.next = self.s_qc_req_qpn.val();
-        self.qc.s_req_dma_faults.next = self.s_qc_req_dma_faults.val();
-        self.qc.s_req_ack_timeouts.next = self.s_qc_req_ack_timeouts.val();
-        self.qc.s_rtx_valid.next = self.s_qc_rtx_valid.val();
-        self.qc.s_rtx_qpn.next = self.s_qc_rtx_qpn.val();
+        RespCntServer::<QA>::link(&mut self.qc_resp, &mut self.qc.resp);
+        ReqCntServer::<QA>::link(&mut self.qc_req, &mut self.qc.req);
         self.qc.s_rx_valid.next = self.s_qc_rx_valid.val();
         self.qc.s_rx_code.next = self.s_qc_rx_code.val();
         self.qc.s_rx_qpn.next = self.s_qc_rx_qpn.val();
@@ -472,27 +440,27 @@ mod directed {
             f(&mut rtl.bench.uut);
             rtl.step();
             let u = &mut rtl.bench.uut;
-            u.s_qc_resp_valid.next = false;
-            u.s_qc_resp_dup.next = false;
-            u.s_qc_resp_naks.next = false;
-            u.s_qc_resp_dma_faults.next = false;
-            u.s_qc_req_dma_faults.next = false;
-            u.s_qc_req_ack_timeouts.next = false;
-            u.s_qc_rtx_valid.next = false;
+            u.qc_resp.qp_valid.next = false;
+            u.qc_resp.duplicates.next = false;
+            u.qc_resp.naks_sent.next = false;
+            u.qc_resp.dma_faults.next = false;
+            u.qc_req.dma_faults.next = false;
+            u.qc_req.ack_timeouts.next = false;
+            u.qc_req.retransmits.next = false;
             u.s_qc_rx_valid.next = false;
             u.s_qc_tx_valid.next = false;
         };
         for i in 0..10u64 {
             pulse(&mut rtl, &|u| {
-                u.s_qc_resp_valid.next = true;
-                u.s_qc_resp_qpn.next = (5 + i % 2).into();
-                u.s_qc_resp_dup.next = true;
-                u.s_qc_resp_naks.next = i % 5 == 0;
-                u.s_qc_resp_dma_faults.next = i % 5 == 0;
-                u.s_qc_req_qpn.next = 5u64.into();
-                u.s_qc_req_ack_timeouts.next = true;
-                u.s_qc_rtx_valid.next = true;
-                u.s_qc_rtx_qpn.next = 5u64.into();
+                u.qc_resp.qp_valid.next = true;
+                u.qc_resp.qpn.next = (5 + i % 2).into();
+                u.qc_resp.duplicates.next = true;
+                u.qc_resp.naks_sent.next = i % 5 == 0;
+                u.qc_resp.dma_faults.next = i % 5 == 0;
+                u.qc_req.qpn.next = 5u64.into();
+                u.qc_req.ack_timeouts.next = true;
+                u.qc_req.retransmits.next = true;
+                u.qc_req.rtx_qpn.next = 5u64.into();
                 u.s_qc_rx_valid.next = i < 3;
                 u.s_qc_rx_qpn.next = 5u64.into();
                 u.s_qc_rx_code.next = crate::requester::req_rx_check::CNT_DUP.into();
@@ -503,8 +471,8 @@ mod directed {
         }
         // Not per QP: the responder's pulse without its QP valid.
         pulse(&mut rtl, &|u| {
-            u.s_qc_resp_qpn.next = 5u64.into();
-            u.s_qc_resp_dup.next = true;
+            u.qc_resp.qpn.next = 5u64.into();
+            u.qc_resp.duplicates.next = true;
         });
         let query = |rtl: &mut Rtl, qpn: u32, iova: u64| {
             let st = run(

@@ -51,6 +51,7 @@
 //! while events of that QP arrive sees each counter at some moment between the
 //! operation's start and `m_done`, as the model's counters at the moment the command runs.
 
+use crate::bus::cnt::{ReqCntServer, RespCntServer};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
@@ -323,23 +324,11 @@ impl Logic for CntSum {
 pub struct QpCounters<const QA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    /// The responder's pulses (`Responder::m_cnt_*`), for QP `s_resp_qpn` when
-    /// `s_resp_valid`.
-    pub s_resp_valid: Signal<In, Bit>,
-    pub s_resp_qpn: Signal<In, Bits<QA>>,
-    pub s_resp_dup: Signal<In, Bit>,
-    pub s_resp_psn_seq: Signal<In, Bit>,
-    pub s_resp_naks: Signal<In, Bit>,
-    pub s_resp_rnr_naks: Signal<In, Bit>,
-    pub s_resp_unknown_qp: Signal<In, Bit>,
-    pub s_resp_dma_faults: Signal<In, Bit>,
-    /// The requester's DMA-fault and ACK-timeout pulses, QP `s_req_qpn`.
-    pub s_req_qpn: Signal<In, Bits<QA>>,
-    pub s_req_dma_faults: Signal<In, Bit>,
-    pub s_req_ack_timeouts: Signal<In, Bit>,
-    /// The requester's retransmit pulse, QP `s_rtx_qpn`.
-    pub s_rtx_valid: Signal<In, Bit>,
-    pub s_rtx_qpn: Signal<In, Bits<QA>>,
+    /// The responder's pulses (`Responder::cnt`), for QP `resp.qpn` when `resp.qp_valid`.
+    pub resp: RespCntServer<QA>,
+    /// The requester's pulses (`Requester::cnt`): DMA faults and ACK timeouts of QP
+    /// `req.qpn`, retransmits of QP `req.rtx_qpn`.
+    pub req: ReqCntServer<QA>,
     /// The requester's receive counters counted per QP (`m_rx_cnt_valid` and
     /// `m_rx_cnt_per_qp`): `ReqRxCheck`'s `CNT_*` or `CNT_UNKNOWN_QP`, QP `s_rx_qpn`.
     pub s_rx_valid: Signal<In, Bit>,
@@ -425,19 +414,8 @@ impl<const QA: usize> Default for QpCounters<QA> {
         QpCounters {
             clock: Default::default(),
             reset: Default::default(),
-            s_resp_valid: Default::default(),
-            s_resp_qpn: Default::default(),
-            s_resp_dup: Default::default(),
-            s_resp_psn_seq: Default::default(),
-            s_resp_naks: Default::default(),
-            s_resp_rnr_naks: Default::default(),
-            s_resp_unknown_qp: Default::default(),
-            s_resp_dma_faults: Default::default(),
-            s_req_qpn: Default::default(),
-            s_req_dma_faults: Default::default(),
-            s_req_ack_timeouts: Default::default(),
-            s_rtx_valid: Default::default(),
-            s_rtx_qpn: Default::default(),
+            resp: Default::default(),
+            req: Default::default(),
             s_rx_valid: Default::default(),
             s_rx_code: Default::default(),
             s_rx_qpn: Default::default(),
@@ -526,26 +504,26 @@ impl<const QA: usize> Logic for QpCounters<QA> {
 
         // ---- events: lanes 0-2 the responder, 3 and 4 the requester, 5-7 its receive ----
         self.l0.s_ev_valid.next =
-            self.s_resp_valid.val() & (self.s_resp_dup.val() | self.s_resp_psn_seq.val());
-        self.l0.s_ev_qpn.next = self.s_resp_qpn.val();
-        self.l0.s_ev_a.next = self.s_resp_dup.val();
-        self.l0.s_ev_b.next = self.s_resp_psn_seq.val();
+            self.resp.qp_valid.val() & (self.resp.duplicates.val() | self.resp.psn_seq_drops.val());
+        self.l0.s_ev_qpn.next = self.resp.qpn.val();
+        self.l0.s_ev_a.next = self.resp.duplicates.val();
+        self.l0.s_ev_b.next = self.resp.psn_seq_drops.val();
         self.l1.s_ev_valid.next =
-            self.s_resp_valid.val() & (self.s_resp_naks.val() | self.s_resp_rnr_naks.val());
-        self.l1.s_ev_qpn.next = self.s_resp_qpn.val();
-        self.l1.s_ev_a.next = self.s_resp_naks.val();
-        self.l1.s_ev_b.next = self.s_resp_rnr_naks.val();
-        self.l2.s_ev_valid.next =
-            self.s_resp_valid.val() & (self.s_resp_unknown_qp.val() | self.s_resp_dma_faults.val());
-        self.l2.s_ev_qpn.next = self.s_resp_qpn.val();
-        self.l2.s_ev_a.next = self.s_resp_unknown_qp.val();
-        self.l2.s_ev_b.next = self.s_resp_dma_faults.val();
-        self.l3.s_ev_valid.next = self.s_req_dma_faults.val() | self.s_req_ack_timeouts.val();
-        self.l3.s_ev_qpn.next = self.s_req_qpn.val();
-        self.l3.s_ev_a.next = self.s_req_dma_faults.val();
-        self.l3.s_ev_b.next = self.s_req_ack_timeouts.val();
-        self.l4.s_ev_valid.next = self.s_rtx_valid.val();
-        self.l4.s_ev_qpn.next = self.s_rtx_qpn.val();
+            self.resp.qp_valid.val() & (self.resp.naks_sent.val() | self.resp.rnr_naks_sent.val());
+        self.l1.s_ev_qpn.next = self.resp.qpn.val();
+        self.l1.s_ev_a.next = self.resp.naks_sent.val();
+        self.l1.s_ev_b.next = self.resp.rnr_naks_sent.val();
+        self.l2.s_ev_valid.next = self.resp.qp_valid.val()
+            & (self.resp.unknown_qp_drops.val() | self.resp.dma_faults.val());
+        self.l2.s_ev_qpn.next = self.resp.qpn.val();
+        self.l2.s_ev_a.next = self.resp.unknown_qp_drops.val();
+        self.l2.s_ev_b.next = self.resp.dma_faults.val();
+        self.l3.s_ev_valid.next = self.req.dma_faults.val() | self.req.ack_timeouts.val();
+        self.l3.s_ev_qpn.next = self.req.qpn.val();
+        self.l3.s_ev_a.next = self.req.dma_faults.val();
+        self.l3.s_ev_b.next = self.req.ack_timeouts.val();
+        self.l4.s_ev_valid.next = self.req.retransmits.val();
+        self.l4.s_ev_qpn.next = self.req.rtx_qpn.val();
         self.l4.s_ev_a.next = true;
         self.l4.s_ev_b.next = false;
         self.rx_nak.next = self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_nak.val());
@@ -817,21 +795,21 @@ mod tests {
         }
 
         fn drive(&self, u: &mut Uut) {
-            u.s_resp_valid.next = self.resp.is_some();
+            u.resp.qp_valid.next = self.resp.is_some();
             let (q, f) = self.resp.unwrap_or((0, [false; 6]));
-            u.s_resp_qpn.next = (q as u64).into();
-            u.s_resp_dup.next = f[0];
-            u.s_resp_psn_seq.next = f[1];
-            u.s_resp_naks.next = f[2];
-            u.s_resp_rnr_naks.next = f[3];
-            u.s_resp_unknown_qp.next = f[4];
-            u.s_resp_dma_faults.next = f[5];
+            u.resp.qpn.next = (q as u64).into();
+            u.resp.duplicates.next = f[0];
+            u.resp.psn_seq_drops.next = f[1];
+            u.resp.naks_sent.next = f[2];
+            u.resp.rnr_naks_sent.next = f[3];
+            u.resp.unknown_qp_drops.next = f[4];
+            u.resp.dma_faults.next = f[5];
             let (q, a, b) = self.req.unwrap_or((1, false, false));
-            u.s_req_qpn.next = (q as u64).into();
-            u.s_req_dma_faults.next = a;
-            u.s_req_ack_timeouts.next = b;
-            u.s_rtx_valid.next = self.rtx.is_some();
-            u.s_rtx_qpn.next = (self.rtx.unwrap_or(2) as u64).into();
+            u.req.qpn.next = (q as u64).into();
+            u.req.dma_faults.next = a;
+            u.req.ack_timeouts.next = b;
+            u.req.retransmits.next = self.rtx.is_some();
+            u.req.rtx_qpn.next = (self.rtx.unwrap_or(2) as u64).into();
             u.s_rx_valid.next = self.rx.is_some();
             let (q, c) = self.rx.unwrap_or((3, CNT_NAK));
             u.s_rx_qpn.next = (q as u64).into();

@@ -86,7 +86,7 @@
 //! the op's length, wqe_index, WC opcode, status, vendor_err; an error op -> the QP-error
 //! pulse as `enter_error` is entered). Receive counters come out on `m_rx_cnt_*`
 //! (NaksReceived, RnrNaksReceived, Duplicates, MalformedDrops, UnknownQpDrops), a refused
-//! write on `m_cnt_dma_faults`.
+//! write on `cnt.dma_faults`.
 //!
 //! `requester::responses_match_the_model` (`hdl/tests/against_model`) holds it to the model: both
 //! sides' requests answered by a responder model each, the responses fed back, CQEs (successes
@@ -139,8 +139,8 @@
 //! The model's `fire_timers` / `use_retry` / `rewind`. Differences (timing only): the
 //! model arms on the first request *sent* when unarmed; here a job's start re-arms (a
 //! deadline may be pushed out while jobs keep starting), and a timer fires up to one scan
-//! round (256 cycles) after its deadline. `m_cnt_retransmits` pulses for each record taken
-//! at a PSN before `sent_end` (the model's Retransmits), `m_cnt_ack_timeouts` at S_TO.
+//! round (256 cycles) after its deadline. `cnt.retransmits` pulses for each record taken
+//! at a PSN before `sent_end` (the model's Retransmits), `cnt.ack_timeouts` at S_TO.
 //!
 //! A READ response for the op is written only when it is in order (the decision's
 //! delivery).
@@ -234,6 +234,7 @@ pub mod req_rx_check;
 pub mod segmenter;
 pub mod wqe_fetch;
 
+use crate::bus::cnt::ReqCntClient;
 use crate::bus::cqe::CqeClient;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
@@ -395,17 +396,9 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// its SQ could not be read.
     pub m_qp_err_valid: Signal<Out, Bit>,
     pub m_qp_err_qpn: Signal<Out, Bits<QA>>,
-    /// DmaFaults (pulse; per QP and global): an SQ slot or a payload could not be read,
-    /// or a READ/atomic result could not be written.
-    pub m_cnt_dma_faults: Signal<Out, Bit>,
-    pub m_cnt_qpn: Signal<Out, Bits<QA>>,
-    /// AckTimeouts (pulse; QP on `m_cnt_qpn`): the ACK timer of a QP with ops outstanding
-    /// expired.
-    pub m_cnt_ack_timeouts: Signal<Out, Bit>,
-    /// Retransmits (pulse): a request record taken whose PSN was sent before (the model's
-    /// `note_request_sent`), QP `m_cnt_rtx_qpn`.
-    pub m_cnt_retransmits: Signal<Out, Bit>,
-    pub m_cnt_rtx_qpn: Signal<Out, Bits<QA>>,
+    /// Counter pulses (one cycle each, global and per QP): DmaFaults and AckTimeouts of QP
+    /// `cnt.qpn`, Retransmits of QP `cnt.rtx_qpn` (`ReqCntClient`).
+    pub cnt: ReqCntClient<QA>,
 
     /// Responses to our requests (the RX front end's header records of ACKs, NAKs, READ
     /// responses and atomic ACKs): the BTH's destination QP, opcode and PSN, the AETH's
@@ -838,11 +831,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             cqe: Default::default(),
             m_qp_err_valid: Default::default(),
             m_qp_err_qpn: Default::default(),
-            m_cnt_dma_faults: Default::default(),
-            m_cnt_qpn: Default::default(),
-            m_cnt_ack_timeouts: Default::default(),
-            m_cnt_retransmits: Default::default(),
-            m_cnt_rtx_qpn: Default::default(),
+            cnt: Default::default(),
             s_op_rd_qpn: Default::default(),
             s_op_rd_slot: Default::default(),
             m_op_wr_id: Default::default(),
@@ -1823,8 +1812,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.rtx_pulse.next = self.s1_v.q.val()
             & self.s_base_ok.val()
             & ((self.s_diff.val() == self.k_zero24.val()) | self.s_diff.val().get_bit(23));
-        self.m_cnt_retransmits.next = self.rtx_pulse.val();
-        self.m_cnt_rtx_qpn.next = self.s1_q.q.val();
+        self.cnt.retransmits.next = self.rtx_pulse.val();
+        self.cnt.rtx_qpn.next = self.s1_q.q.val();
 
         // ---- outputs' defaults ----
         self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
@@ -1893,14 +1882,14 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 & self.cqe.ready.val()
                 & (self.op_u.status.val() != self.k_zero8.val()));
         self.m_qp_err_qpn.next = self.qpn.q.val();
-        self.m_cnt_dma_faults.next = (self.state.q.val() == self.k_fault.val())
+        self.cnt.dma_faults.next = (self.state.q.val() == self.k_fault.val())
             | ((self.state.q.val() == self.k_idle.val()) & self.serr_pend.q.val())
             | ((self.state.q.val() == self.k_rx_dwr.val()) & !self.dok.q.val());
-        self.m_cnt_ack_timeouts.next =
+        self.cnt.ack_timeouts.next =
             (self.state.q.val() == self.k_to.val()) & self.to_ok.val() & !self.fire_rnr.q.val();
-        self.m_cnt_qpn.next = self.qpn.q.val();
+        self.cnt.qpn.next = self.qpn.q.val();
         if self.state.q.val() == self.k_idle.val() {
-            self.m_cnt_qpn.next = self.serr_qpn.q.val();
+            self.cnt.qpn.next = self.serr_qpn.q.val();
         }
         self.commit.next = ((self.state.q.val() == self.k_append.val()) & self.is_err.q.val())
             | ((self.state.q.val() == self.k_job.val()) & self.job_taken.q.val())

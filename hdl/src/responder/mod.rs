@@ -143,6 +143,7 @@ pub mod read_resp;
 pub mod resp_check;
 pub mod rsp_order;
 
+use crate::bus::cnt::RespCntClient;
 use crate::bus::cqe::CqeClient;
 use crate::bus::ctl::{InvClient, QpErrClient};
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
@@ -343,16 +344,9 @@ pub struct Responder<const QA: usize> {
     pub s_cmd_done: Signal<In, Bit>,
     pub s_tbl_wr: Signal<In, Bit>,
 
-    /// Counter pulses (one cycle each), global and, with `m_cnt_qp_valid`, for QP
-    /// `m_cnt_qpn`.
-    pub m_cnt_qp_valid: Signal<Out, Bit>,
-    pub m_cnt_qpn: Signal<Out, Bits<QA>>,
-    pub m_cnt_duplicates: Signal<Out, Bit>,
-    pub m_cnt_psn_seq_drops: Signal<Out, Bit>,
-    pub m_cnt_naks_sent: Signal<Out, Bit>,
-    pub m_cnt_rnr_naks_sent: Signal<Out, Bit>,
-    pub m_cnt_unknown_qp_drops: Signal<Out, Bit>,
-    pub m_cnt_dma_faults: Signal<Out, Bit>,
+    /// Counter pulses (one cycle each), global and, with `cnt.qp_valid`, for QP
+    /// `cnt.qpn`.
+    pub cnt: RespCntClient<QA>,
 
     chk: RespCheck,
     qpc_u: QpcFields,
@@ -652,14 +646,7 @@ impl<const QA: usize> Default for Responder<QA> {
             s_flush_valid: Default::default(),
             s_flush_ready: Default::default(),
             s_flush_qpn: Default::default(),
-            m_cnt_qp_valid: Default::default(),
-            m_cnt_qpn: Default::default(),
-            m_cnt_duplicates: Default::default(),
-            m_cnt_psn_seq_drops: Default::default(),
-            m_cnt_naks_sent: Default::default(),
-            m_cnt_rnr_naks_sent: Default::default(),
-            m_cnt_unknown_qp_drops: Default::default(),
-            m_cnt_dma_faults: Default::default(),
+            cnt: Default::default(),
             s_cmd_start: Default::default(),
             s_cmd_done: Default::default(),
             s_tbl_wr: Default::default(),
@@ -1226,14 +1213,14 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.inv.pdn.next = self.pdn.q.val();
         self.job_taken.next = false;
         self.qp_err.qpn.next = self.qpn.q.val();
-        self.m_cnt_qp_valid.next = self.present.q.val() & self.qp_fits.val();
-        self.m_cnt_qpn.next = self.qpn.q.val();
-        self.m_cnt_duplicates.next = false;
-        self.m_cnt_psn_seq_drops.next = false;
-        self.m_cnt_naks_sent.next = false;
-        self.m_cnt_rnr_naks_sent.next = false;
-        self.m_cnt_unknown_qp_drops.next = false;
-        self.m_cnt_dma_faults.next = false;
+        self.cnt.qp_valid.next = self.present.q.val() & self.qp_fits.val();
+        self.cnt.qpn.next = self.qpn.q.val();
+        self.cnt.duplicates.next = false;
+        self.cnt.psn_seq_drops.next = false;
+        self.cnt.naks_sent.next = false;
+        self.cnt.rnr_naks_sent.next = false;
+        self.cnt.unknown_qp_drops.next = false;
+        self.cnt.dma_faults.next = false;
 
         // ---- DMA error reports: latched until served ----
         if self.s_read_err_valid.val() & !self.rerr_pend.q.val() {
@@ -1461,8 +1448,8 @@ impl<const QA: usize> Logic for Responder<QA> {
             {
                 // A READ response or atomic could not be read/written: as the model's
                 // Fail::RemoteOperational (a DMA fault, NAK, QP to error).
-                self.m_cnt_dma_faults.next = true;
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.dma_faults.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_op.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
@@ -1478,11 +1465,11 @@ impl<const QA: usize> Logic for Responder<QA> {
                 | (self.chk.m_action.val() == self.k_act_drop.val())
                 | (self.src_ip.q.val() != self.dest_ip.q.val())
             {
-                // No such QP (counted globally only: m_cnt_qp_valid is low), or it
+                // No such QP (counted globally only: cnt.qp_valid is low), or it
                 // does not receive, or the request is not from its peer.
-                self.m_cnt_unknown_qp_drops.next = true;
+                self.cnt.unknown_qp_drops.next = true;
             } else if self.chk.m_action.val() == self.k_act_dup.val() {
-                self.m_cnt_duplicates.next = true;
+                self.cnt.duplicates.next = true;
                 if self.chk.m_dup.val() == self.k_dup_ack.val() {
                     self.syndrome.d.next = self.k_syn_ack.val();
                     self.ack_psn.d.next = self.chk.m_ack_psn.val();
@@ -1498,9 +1485,9 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.do_job.d.next = self.k_job_replay.val();
                 }
             } else if self.chk.m_action.val() == self.k_act_ahead.val() {
-                self.m_cnt_psn_seq_drops.next = true;
+                self.cnt.psn_seq_drops.next = true;
                 if self.chk.m_ahead_nak.val() {
-                    self.m_cnt_naks_sent.next = true;
+                    self.cnt.naks_sent.next = true;
                     self.nak_sent.d.next = self.k_one1.val();
                     self.syndrome.d.next = self.k_syn_nak_seq.val();
                     self.ack_psn.d.next = self.epsn.q.val();
@@ -1508,7 +1495,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 }
             } else if self.chk.m_action.val() == self.k_act_invalid.val() {
                 self.nak_sent.d.next = self.k_zero1.val();
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_inv.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
@@ -1517,7 +1504,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.nak_sent.d.next = self.k_zero1.val();
                 if self.chk.m_kind.val() == self.k_kind_send.val() {
                     if self.chk.m_rnr.val() {
-                        self.m_cnt_rnr_naks_sent.next = true;
+                        self.cnt.rnr_naks_sent.next = true;
                         self.syndrome.d.next = self.rnr_syn.y.val();
                         self.do_ack.d.next = true;
                     } else if self.chk.m_first.val() {
@@ -1572,7 +1559,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.msn.d.next = self.msn.q.val() + self.k_one24.val();
                     self.do_job.d.next = self.k_job_read.val();
                 } else {
-                    self.m_cnt_naks_sent.next = true;
+                    self.cnt.naks_sent.next = true;
                     self.syndrome.d.next = self.k_syn_nak_acc.val();
                     self.do_ack.d.next = true;
                     self.do_err.d.next = true;
@@ -1583,7 +1570,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.msn.d.next = self.msn.q.val() + self.k_one24.val();
                     self.do_job.d.next = self.k_job_atomic.val();
                 } else {
-                    self.m_cnt_naks_sent.next = true;
+                    self.cnt.naks_sent.next = true;
                     self.syndrome.d.next = self.k_syn_nak_acc.val();
                     self.do_ack.d.next = true;
                     self.do_err.d.next = true;
@@ -1604,7 +1591,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                     self.msg_off.d.next = self.k_zero32.val();
                     self.state.d.next = self.k_write_chk.val();
                 } else {
-                    self.m_cnt_naks_sent.next = true;
+                    self.cnt.naks_sent.next = true;
                     self.syndrome.d.next = self.k_syn_nak_acc.val();
                     self.do_ack.d.next = true;
                     self.do_err.d.next = true;
@@ -1613,7 +1600,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 if self.mr.res_ok.val() {
                     self.state.d.next = self.k_wr_req.val();
                 } else {
-                    self.m_cnt_naks_sent.next = true;
+                    self.cnt.naks_sent.next = true;
                     self.syndrome.d.next = self.k_syn_nak_acc.val();
                     self.do_ack.d.next = true;
                     self.do_err.d.next = true;
@@ -1629,7 +1616,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.cqe_flags.d.next = self.k_zero8.val();
                 self.do_cqe.d.next = true;
                 self.prog.d.next = self.k_prog_idle.val();
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_op.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
@@ -1645,8 +1632,8 @@ impl<const QA: usize> Logic for Responder<QA> {
         {
             if self.rqf.m_err_valid.val() {
                 // Treated as an empty RQ (the host broke its own ring).
-                self.m_cnt_dma_faults.next = true;
-                self.m_cnt_rnr_naks_sent.next = true;
+                self.cnt.dma_faults.next = true;
+                self.cnt.rnr_naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_rnr.val();
                 self.do_ack.d.next = true;
                 self.state.d.next = self.k_f_cqe.val();
@@ -1687,7 +1674,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.cqe_flags.d.next = self.k_zero8.val();
                 self.do_cqe.d.next = true;
                 self.prog.d.next = self.k_prog_idle.val();
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_inv.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
@@ -1749,7 +1736,7 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.cqe_status.d.next = self.k_st_loc_prot.val();
                 self.cqe_imm.d.next = self.k_zero32.val();
                 self.cqe_flags.d.next = self.k_zero8.val();
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_inv.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
@@ -1766,12 +1753,12 @@ impl<const QA: usize> Logic for Responder<QA> {
         if (self.state.q.val() == self.k_write_chk.val()) | self.wchk_go.val() {
             self.state.d.next = self.k_f_cqe.val();
             if self.wc_len_err.val() {
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_inv.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;
             } else if self.wc_rnr.val() {
-                self.m_cnt_rnr_naks_sent.next = true;
+                self.cnt.rnr_naks_sent.next = true;
                 self.syndrome.d.next = self.rnr_syn.y.val();
                 self.do_ack.d.next = true;
             } else if self.pay_len.q.val() == self.k_zero16.val() {
@@ -1833,8 +1820,8 @@ impl<const QA: usize> Logic for Responder<QA> {
         }
         if (self.state.q.val() == self.k_wr_status.val()) & self.dma_wr.status_valid.val() {
             if self.dma_wr.status_err.val() {
-                self.m_cnt_dma_faults.next = true;
-                self.m_cnt_naks_sent.next = true;
+                self.cnt.dma_faults.next = true;
+                self.cnt.naks_sent.next = true;
                 self.syndrome.d.next = self.k_syn_nak_op.val();
                 self.do_ack.d.next = true;
                 self.do_err.d.next = true;

@@ -992,10 +992,10 @@ impl Rtl {
             ));
             busy = true;
         }
-        if u.m_cnt_ack_timeouts.val() {
+        if u.cnt.ack_timeouts.val() {
             out.timeouts += 1;
         }
-        if u.m_cnt_retransmits.val() {
+        if u.cnt.retransmits.val() {
             out.rtx_pulses += 1;
         }
         if u.m_rx_cnt_valid.val() {

@@ -863,12 +863,12 @@ impl Rtl {
                 set(&mut self.qpa[q as usize], qpa_layout::FIELDS, "state", 6);
             }
             for (i, c) in [
-                u.m_cnt_duplicates.val(),
-                u.m_cnt_psn_seq_drops.val(),
-                u.m_cnt_naks_sent.val(),
-                u.m_cnt_rnr_naks_sent.val(),
-                u.m_cnt_unknown_qp_drops.val(),
-                u.m_cnt_dma_faults.val(),
+                u.cnt.duplicates.val(),
+                u.cnt.psn_seq_drops.val(),
+                u.cnt.naks_sent.val(),
+                u.cnt.rnr_naks_sent.val(),
+                u.cnt.unknown_qp_drops.val(),
+                u.cnt.dma_faults.val(),
             ]
             .into_iter()
             .enumerate()

@@ -367,12 +367,12 @@ impl Env {
                 out.qp_err += 1;
             }
             for (i, c) in [
-                u.m_cnt_duplicates.val(),
-                u.m_cnt_psn_seq_drops.val(),
-                u.m_cnt_naks_sent.val(),
-                u.m_cnt_rnr_naks_sent.val(),
-                u.m_cnt_unknown_qp_drops.val(),
-                u.m_cnt_dma_faults.val(),
+                u.cnt.duplicates.val(),
+                u.cnt.psn_seq_drops.val(),
+                u.cnt.naks_sent.val(),
+                u.cnt.rnr_naks_sent.val(),
+                u.cnt.unknown_qp_drops.val(),
+                u.cnt.dma_faults.val(),
             ]
             .into_iter()
             .enumerate()

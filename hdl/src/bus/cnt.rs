@@ -1,0 +1,43 @@
+//! Counter events of the sequencers: each pulse counts once globally and, where it names a
+//! QP, once for that QP in `QpCounters` (the model's per-QP statistics).
+
+use crate::prelude::*;
+
+port_group! {
+    /// The responder's counter pulses (`regs::Counter` names), for QP `qpn` when
+    /// `qp_valid` (an unknown QP's drop counts globally only).
+    client RespCntClient = "RespCntClient";
+    /// `QpCounters`' side of [`RespCntClient`].
+    server RespCntServer = "RespCntServer";
+    generics <const QA: usize>;
+    out {
+        qp_valid: Bit,
+        qpn: Bits<QA>,
+        duplicates: Bit,
+        psn_seq_drops: Bit,
+        naks_sent: Bit,
+        rnr_naks_sent: Bit,
+        unknown_qp_drops: Bit,
+        dma_faults: Bit,
+    }
+    in {}
+}
+
+port_group! {
+    /// The requester's counter pulses: DmaFaults (an SQ slot or a payload could not be
+    /// read, or a READ/atomic result could not be written) and AckTimeouts (the ACK timer
+    /// of a QP with ops outstanding expired), QP `qpn`; Retransmits (a request record
+    /// taken whose PSN was sent before, the model's `note_request_sent`), QP `rtx_qpn`.
+    client ReqCntClient = "ReqCntClient";
+    /// `QpCounters`' side of [`ReqCntClient`].
+    server ReqCntServer = "ReqCntServer";
+    generics <const QA: usize>;
+    out {
+        qpn: Bits<QA>,
+        dma_faults: Bit,
+        ack_timeouts: Bit,
+        retransmits: Bit,
+        rtx_qpn: Bits<QA>,
+    }
+    in {}
+}
