@@ -63,7 +63,7 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub cqev: CqEvClient,
     /// The tables' datapath ports (`CmdEngine::ctx`).
     pub ctx: CtxServers<QA, MA>,
-    /// The QP errors of the responder and the requester (`CmdEngine::s_qperr_*`): the QP
+    /// The QP errors of the responder and the requester (`CmdEngine::qperr`): the QP
     /// to ERR.
     pub qperr: QpErrServer<QA>,
     /// The responder's SEND with invalidate (`CmdEngine::inv`).

@@ -235,7 +235,7 @@ const MR_READ: u64 = 3;
 const MR_ATOMIC: u64 = 4;
 const MR_DUP_READ: u64 = 5;
 
-/// The counters the responder pulses, in the order of its `m_cnt_*` ports (also the
+/// The counters the responder pulses, in the order of its `cnt` group's pulses (also the
 /// per-QP counters bench's order).
 pub const COUNTERS: [Counter; 6] = [
     Counter::Duplicates,
