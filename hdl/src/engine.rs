@@ -55,13 +55,9 @@
 //!   requester's send CQEs to [`Completion`] (receive CQEs first; `Completion` takes a
 //!   CQE in the cycle it is offered, so a plain priority choice is enough), told about
 //!   CREATE_CQ by the command engine;
-//! - QP errors to the command engine (`qpa.state` to ERR): the responder's handshake
-//!   first, the requester's pulse held in a one-entry latch until taken; the port stays
-//!   with one source until that source is taken (the command engine reads the QP number
-//!   over three cycles). A second requester pulse before the first is taken would
-//!   overwrite it: the requester pulses at most once per WQE it fetches (each needs a DMA
-//!   read and tens of cycles), and the command engine takes one in three cycles between
-//!   commands;
+//! - QP errors to the command engine (`qpa.state` to ERR) through a `QpErrShare`
+//!   (`bus::ctl`): the responder's handshake first, the requester's pulse held in a
+//!   one-entry latch until taken;
 //! - QP events: RESET/DESTROYED clear the QP's replay cache ([`AtomicUnit`]) and the
 //!   requester's per-QP bookkeeping (`s_qp_clr_*`), taken when the requester can take it;
 //!   ERROR (MODIFY_QP to ERR) flushes the responder's receives;
@@ -69,10 +65,10 @@
 //!   [`RspOrder`] into [`TxPath`]'s response source, in the order the responder decided
 //!   them (the model's one response queue: an ACK never overtakes an earlier READ's
 //!   response packets). The READ, atomic and replay job handshakes pass its gates (each
-//!   pushes a tag) and a [`JobSlice`] each; ReadResp's records reach it through a register
-//!   slice (`sk_pkt`) that carries ReadResp's failure pulses in band (a failure stays in
-//!   order with the records: `ro` pops a failed job's tag by it), its output through
-//!   another (`sk_rsp`); the READ payloads go to TxPath behind their records through
+//!   pushes a tag) and a [`JobSlice`] each; ReadResp's records reach it through a
+//!   [`ReadSlice`] that carries ReadResp's failure pulses in band (a failure stays in
+//!   order with the records: `ro` pops a failed job's tag by it), its output through a
+//!   register slice (`sk_rsp`); the READ payloads go to TxPath behind their records through
 //!   `sk_pay`. Then the requester's request records and payloads
 //!   on its request source (responses first, whole frames, ICRC inserted) through two
 //!   register slices (its Segmenter passes DMA read data straight to its payload output,
@@ -115,7 +111,7 @@ use rocenic_proto::abi::regs::Counter;
 
 use crate::bus::cnt::{ReqCntClient, RespCntClient};
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
-use crate::bus::ctl::{CqEvClient, InvClient};
+use crate::bus::ctl::{CqEvClient, InvClient, QpErrClient, QpErrServer, QpErrShare};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::bus::dma_rd::DmaRdServer;
 use crate::bus::dma_wr::DmaWrServer;
@@ -126,7 +122,6 @@ use crate::bus::rx::{ReqHdrClient, RspHdrClient, RxHdrClient, RxPayClient};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
 use crate::common::job_slice::JobSlice;
-use crate::common::skid::Skid;
 use crate::completion::Completion;
 use crate::control::cmd::{QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
 use crate::control::ctx_tables::*;
@@ -139,11 +134,11 @@ use crate::requester::req_rx_check::{CNT_DUP, CNT_MALFORMED, CNT_NAK, CNT_RNR};
 use crate::requester::{Requester, CNT_UNKNOWN_QP};
 use crate::responder::atomic_unit::AtomicUnit;
 use crate::responder::read_resp::ReadResp;
+use crate::responder::read_slice::ReadSlice;
 use crate::responder::rsp_order::RspOrder;
 use crate::responder::Responder;
 use crate::rx::dispatch::RxDispatch;
 use crate::rx::rx_fifo::RxFifo;
-use crate::tx::tx_arbiter::RECORD_BITS;
 use crate::tx::tx_path::TxPath;
 
 /// The engine over `2^QA` QPs and `2^MA` MRs; `QS` must be `QA + 4` (the atomic replay
@@ -215,17 +210,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     js_rep: JobSlice,
     /// `ro`'s output into TxPath (TxPath's ready would close a loop through `ro`).
     sk_rsp: RecordSlice,
-    /// ReadResp's failure pulses not yet put into `sk_pkt` (whose `err` lane carries them
-    /// in order with the records; its `last` lane says the beat carries a record).
-    rd_err_n: DFF<Bits<7>>,
-    /// The `err` of `sk_pkt`'s output beat has been given to `ro` (the beat waits).
-    rd_err_done: DFF<Bit>,
-    rd_err_have: Signal<Local, Bit>,
-    rd_err_ins: Signal<Local, Bit>,
-    rd_err_now: Signal<Local, Bit>,
-    zero7: Constant<Bits<7>>,
-    one7: Constant<Bits<7>>,
-    sk_pkt: Skid<RECORD_BITS>,
+    /// ReadResp's records and failure pulses into `ro`, in one order.
+    rd_slice: ReadSlice,
     sk_pay: PayloadSlice,
     /// Register slices between the requester's records / payloads and TxPath (its
     /// Segmenter passes DMA read data through to its payload output).
@@ -252,15 +238,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     /// The shared `MrCheck`'s current request is the requester's (held from the request
     /// taken until its answer is taken).
     mr_share: MrShare,
-    /// The requester's QP-error pulse, held until the command engine takes it.
-    qe_pend: DFF<Bit>,
-    qe_pend_qpn: DFF<Bits<QA>>,
-    /// The QP-error port is held by one source until taken (`qe_sel`: 1 = the requester):
-    /// the command engine reads the QP number over three cycles.
-    qe_busy: DFF<Bit>,
-    qe_sel: DFF<Bit>,
-    /// The client the QP-error port serves this cycle (1 = the requester).
-    qe_now: Signal<Local, Bit>,
+    /// The responder's (first) and the requester's QP errors into the command engine.
+    qe_share: QpErrShare<QA>,
     zero8: Constant<Bits<8>>,
     zero64: Constant<Bits<64>>,
     k_db_rq: Constant<Bits<2>>,
@@ -365,14 +344,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             js_atom: Default::default(),
             js_rep: Default::default(),
             sk_rsp: Default::default(),
-            rd_err_n: Default::default(),
-            rd_err_done: Default::default(),
-            rd_err_have: Default::default(),
-            rd_err_ins: Default::default(),
-            rd_err_now: Default::default(),
-            zero7: Constant::new(0u64.to_bits()),
-            one7: Constant::new(1u64.to_bits()),
-            sk_pkt: Default::default(),
+            rd_slice: Default::default(),
             sk_pay: Default::default(),
             mac_cat: Default::default(),
             incs: Default::default(),
@@ -410,11 +382,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             qpc_share: Default::default(),
             qpa_share: Default::default(),
             mr_share: Default::default(),
-            qe_pend: Default::default(),
-            qe_pend_qpn: Default::default(),
-            qe_busy: Default::default(),
-            qe_sel: Default::default(),
-            qe_now: Default::default(),
+            qe_share: Default::default(),
             unused_req_m_op_vendor: Default::default(),
             unused_req_m_sent_valid: Default::default(),
             unused_req_m_sent_qpn: Default::default(),
@@ -444,16 +412,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Default for Engine<QA, M
 impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA, QS> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            qe_pend,
-            qe_pend_qpn,
-            qe_busy,
-            qe_sel,
-            rd_err_n,
-            rd_err_done
-        );
         clock!(
             self,
             clock,
@@ -466,6 +424,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             rdr,
             atom,
             cpl,
+            qe_share,
             dma,
             tx,
             ro,
@@ -473,7 +432,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
             js_atom,
             js_rep,
             sk_rsp,
-            sk_pkt,
+            rd_slice,
             sk_pay,
             sk_rq_pkt,
             sk_rq_pay,
@@ -488,6 +447,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.ev_duplicates.reset.next = self.reset.val();
         self.ev_dma_faults.reset.next = self.reset.val();
         self.rx.reset.next = self.reset.val();
+        self.qe_share.reset.next = self.reset.val();
         self.disp.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
@@ -503,7 +463,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.js_atom.reset.next = self.reset.val();
         self.js_rep.reset.next = self.reset.val();
         self.sk_rsp.reset.next = self.reset.val();
-        self.sk_pkt.reset.next = self.reset.val();
+        self.rd_slice.reset.next = self.reset.val();
         self.sk_pay.reset.next = self.reset.val();
 
         // ---- BAR0 ----
@@ -689,32 +649,12 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.resp.s_atomic_err_valid.next = self.atom.m_err_valid.val();
         self.resp.s_atomic_err_qpn.next = self.atom.m_err_qpn.val();
         self.resp.s_atomic_err_psn.next = self.atom.m_err_psn.val();
-        // the responder's and the requester's QP errors -> the command engine (qpa.state
-        // to ERR). The requester pulses: its pulse is held in `qe_pend` until taken. The
-        // port stays with one source until it is taken (`qe_busy`/`qe_sel`), the
-        // responder first otherwise.
-        self.qe_now.next = !self.resp.qp_err.valid.val();
-        if self.qe_busy.q.val() {
-            self.qe_now.next = self.qe_sel.q.val();
-        }
-        self.control.qperr.valid.next = self.resp.qp_err.valid.val();
-        self.control.qperr.qpn.next = self.resp.qp_err.qpn.val();
-        if self.qe_now.val() {
-            self.control.qperr.valid.next = self.qe_pend.q.val();
-            self.control.qperr.qpn.next = self.qe_pend_qpn.q.val();
-        }
-        self.resp.qp_err.ready.next = self.control.qperr.ready.val() & !self.qe_now.val();
-        self.qe_sel.d.next = self.qe_now.val();
-        self.qe_busy.d.next = ((self.resp.qp_err.valid.val() & !self.qe_now.val())
-            | (self.qe_pend.q.val() & self.qe_now.val()))
-            & !self.control.qperr.ready.val();
-        if self.control.qperr.ready.val() & self.qe_now.val() {
-            self.qe_pend.d.next = false;
-        }
-        if self.req.m_qp_err_valid.val() {
-            self.qe_pend.d.next = true;
-            self.qe_pend_qpn.d.next = self.req.m_qp_err_qpn.val();
-        }
+        // the responder's (first) and the requester's QP errors -> the command engine
+        // (qpa.state to ERR)
+        QpErrServer::<QA>::join(&mut self.qe_share.first, &mut self.resp.qp_err);
+        self.qe_share.pulse_valid.next = self.req.m_qp_err_valid.val();
+        self.qe_share.pulse_qpn.next = self.req.m_qp_err_qpn.val();
+        QpErrClient::<QA>::join(&mut self.qe_share.out, &mut self.control.qperr);
         // SEND with invalidate -> the command engine (the mr table's write)
         InvClient::join(&mut self.resp.inv, &mut self.control.inv);
         // table writes: the responder keeps nothing read while one may happen
@@ -734,36 +674,11 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         RecordClient::join(&mut self.atom.pkt, &mut self.ro.at);
         self.ro.s_at_err.next = self.atom.m_err_valid.val();
         self.ro.s_at_miss.next = self.atom.m_replay_miss.val();
-        // ReadResp's records and failure pulses through `sk_pkt`, in one order: a beat is
-        // a record (`last`) and/or a failure that comes before it (`err`). A record offered
-        // in the cycle of a pulse belongs to a later job (a failed job sends nothing after
-        // its failure), so it rides behind the pulse; pulses that meet a full slice wait
-        // in `rd_err_n` and hold the records back (its ready reads registers only).
-        self.rd_err_have.next =
-            self.rdr.m_err_valid.val() | (self.rd_err_n.q.val() != self.zero7.val());
-        self.rd_err_ins.next = self.rd_err_have.val() & self.sk_pkt.s_ready.val();
-        self.rdr.pkt.ready.next =
-            self.sk_pkt.s_ready.val() & (self.rd_err_n.q.val() == self.zero7.val());
-        self.sk_pkt.s_valid.next = self.rdr.pkt.valid.val() | self.rd_err_have.val();
-        self.sk_pkt.s_data.next = self.rdr.pkt.data.val();
-        self.sk_pkt.s_last.next =
-            self.rdr.pkt.valid.val() & (self.rd_err_n.q.val() == self.zero7.val());
-        self.sk_pkt.s_err.next = self.rd_err_have.val();
-        if self.rdr.m_err_valid.val() & !self.rd_err_ins.val() {
-            self.rd_err_n.d.next = self.rd_err_n.q.val() + self.one7.val();
-        }
-        if !self.rdr.m_err_valid.val() & self.rd_err_ins.val() {
-            self.rd_err_n.d.next = self.rd_err_n.q.val() - self.one7.val();
-        }
-        // The slice's beat: its failure goes to `ro` once (a pulse), then its record.
-        self.rd_err_now.next =
-            self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.rd_err_done.q.val();
-        self.ro.s_rd_err.next = self.rd_err_now.val();
-        self.ro.rd.valid.next = self.sk_pkt.m_valid.val() & self.sk_pkt.m_last.val();
-        self.ro.rd.data.next = self.sk_pkt.m_data.val();
-        self.sk_pkt.m_ready.next = !self.sk_pkt.m_last.val() | self.ro.rd.ready.val();
-        self.rd_err_done.d.next =
-            self.sk_pkt.m_valid.val() & self.sk_pkt.m_err.val() & !self.sk_pkt.m_ready.val();
+        // ReadResp's records and failure pulses, in one order (a failure pops its job's tag)
+        RecordClient::join(&mut self.rdr.pkt, &mut self.rd_slice.s);
+        self.rd_slice.s_err.next = self.rdr.m_err_valid.val();
+        RecordClient::join(&mut self.rd_slice.m, &mut self.ro.rd);
+        self.ro.s_rd_err.next = self.rd_slice.m_err.val();
         PayloadClient::join(&mut self.rdr.pay, &mut self.sk_pay.s);
         RecordClient::join(&mut self.ro.pkt, &mut self.sk_rsp.s);
         RecordClient::join(&mut self.sk_rsp.m, &mut self.tx.rsp_pkt);
@@ -890,13 +805,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.control.s_qc_tx_qpn.next = self.tx.m_tx_qpn.val().get_bits::<QA>(0);
         self.control.s_qc_tx_bytes.next = self.tx.m_tx_bytes.val();
         self.unused_tx_m_tx_qpn.next = self.tx.m_tx_qpn.val();
-
-        if self.reset.val() {
-            self.qe_pend.d.next = false;
-            self.qe_busy.d.next = false;
-            self.rd_err_n.d.next = self.zero7.val();
-            self.rd_err_done.d.next = false;
-        }
     }
 }
 

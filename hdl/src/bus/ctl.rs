@@ -71,3 +71,56 @@ port_group! {
         ok: Bit,
     }
 }
+
+/// The QP errors of two sources into the command engine's [`QpErrServer`]: `first` (the
+/// responder's, a handshake) and a pulse (`pulse_valid`, `pulse_qpn`: the requester's,
+/// one cycle, no ready), held until taken. The port stays with one source until it is
+/// taken (the command engine reads the QP number over three cycles), `first` chosen
+/// otherwise. A second pulse before the first is taken replaces it: the requester pulses
+/// at most once per WQE it fetches (each needs a DMA read and tens of cycles), and the
+/// command engine takes one in three cycles between commands.
+#[derive(LogicBlock, Default)]
+pub struct QpErrShare<const QA: usize> {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    /// The client served first (the responder's QP errors).
+    pub first: QpErrServer<QA>,
+    /// The requester's QP-error pulse.
+    pub pulse_valid: Signal<In, Bit>,
+    pub pulse_qpn: Signal<In, Bits<QA>>,
+    pub out: QpErrClient<QA>,
+    /// A pulse not yet taken.
+    pend: DFF<Bit>,
+    pend_qpn: DFF<Bits<QA>>,
+    /// The port is held by one source until taken (`sel`: 1 = the pulse).
+    busy: DFF<Bit>,
+    sel: DFF<Bit>,
+    /// The source the port serves this cycle (1 = the pulse).
+    now: Signal<Local, Bit>,
+}
+
+impl<const QA: usize> Logic for QpErrShare<QA> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, pend, pend_qpn, busy, sel);
+        self.now.next =
+            (self.busy.q.val() & self.sel.q.val()) | (!self.busy.q.val() & !self.first.valid.val());
+        self.out.valid.next = self.first.valid.val();
+        self.out.qpn.next = self.first.qpn.val();
+        if self.now.val() {
+            self.out.valid.next = self.pend.q.val();
+            self.out.qpn.next = self.pend_qpn.q.val();
+        }
+        self.first.ready.next = self.out.ready.val() & !self.now.val();
+        self.sel.d.next = self.now.val();
+        self.busy.d.next = !self.reset.val()
+            & ((self.first.valid.val() & !self.now.val()) | (self.pend.q.val() & self.now.val()))
+            & !self.out.ready.val();
+        self.pend.d.next = !self.reset.val()
+            & (self.pulse_valid.val()
+                | (self.pend.q.val() & !(self.out.ready.val() & self.now.val())));
+        if self.pulse_valid.val() {
+            self.pend_qpn.d.next = self.pulse_qpn.val();
+        }
+    }
+}

@@ -140,6 +140,7 @@
 
 pub mod atomic_unit;
 pub mod read_resp;
+pub mod read_slice;
 pub mod resp_check;
 pub mod rsp_order;
 
