@@ -118,6 +118,7 @@ use crate::bus::dma_wr::DmaWrServer;
 use crate::bus::job::{AtomicArgsClient, JobHdrClient, ReadArgsClient};
 use crate::bus::mr::{MrClient, MrServer, MrShare};
 use crate::bus::record::{PayloadClient, PayloadSlice, RecordClient, RecordSlice};
+use crate::bus::reg::REG_ADDR_BITS;
 use crate::bus::rx::{ReqHdrClient, RspHdrClient, RxHdrClient, RxPayClient};
 use crate::common::cat::Cat;
 use crate::common::event_sum::EventSum;
@@ -150,7 +151,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     pub reg_valid: Signal<In, Bit>,
     pub reg_ready: Signal<Out, Bit>,
     pub reg_write: Signal<In, Bit>,
-    pub reg_addr: Signal<In, Bits<17>>,
+    pub reg_addr: Signal<In, Bits<REG_ADDR_BITS>>,
     pub reg_wdata: Signal<In, Bits<32>>,
     pub reg_rdata_valid: Signal<Out, Bit>,
     pub reg_rdata: Signal<Out, Bits<32>>,
@@ -254,10 +255,10 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_cnt_dup: Constant<Bits<3>>,
     k_cnt_malformed: Constant<Bits<3>>,
     k_cnt_unknown_qp: Constant<Bits<3>>,
-    unused_ctl_m_db_index: Signal<Local, Bits<16>>,
+    unused_ctl_db_index: Signal<Local, Bits<16>>,
     /// The TX frame's QP is 24 bits; the per-QP counters take its low `QA`.
     unused_tx_m_tx_qpn: Signal<Local, Bits<24>>,
-    unused_ctl_m_cq_db_cqn: Signal<Local, Bits<16>>,
+    unused_ctl_cq_db_cqn: Signal<Local, Bits<16>>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
@@ -365,9 +366,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             k_cnt_dup: Constant::new(CNT_DUP.to_bits()),
             k_cnt_malformed: Constant::new(CNT_MALFORMED.to_bits()),
             k_cnt_unknown_qp: Constant::new(CNT_UNKNOWN_QP.to_bits()),
-            unused_ctl_m_db_index: Default::default(),
+            unused_ctl_db_index: Default::default(),
             unused_tx_m_tx_qpn: Default::default(),
-            unused_ctl_m_cq_db_cqn: Default::default(),
+            unused_ctl_cq_db_cqn: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
@@ -467,23 +468,23 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.sk_pay.reset.next = self.reset.val();
 
         // ---- BAR0 ----
-        self.control.reg_valid.next = self.reg_valid.val();
-        self.control.reg_write.next = self.reg_write.val();
-        self.control.reg_addr.next = self.reg_addr.val();
-        self.control.reg_wdata.next = self.reg_wdata.val();
-        self.reg_ready.next = self.control.reg_ready.val();
-        self.reg_rdata_valid.next = self.control.reg_rdata_valid.val();
-        self.reg_rdata.next = self.control.reg_rdata.val();
-        self.mac_cat.hi.next = self.control.mac_hi.val();
-        self.mac_cat.lo.next = self.control.mac_lo.val();
+        self.control.bar.valid.next = self.reg_valid.val();
+        self.control.bar.write.next = self.reg_write.val();
+        self.control.bar.addr.next = self.reg_addr.val();
+        self.control.bar.wdata.next = self.reg_wdata.val();
+        self.reg_ready.next = self.control.bar.ready.val();
+        self.reg_rdata_valid.next = self.control.bar.rdata_valid.val();
+        self.reg_rdata.next = self.control.bar.rdata.val();
+        self.mac_cat.hi.next = self.control.port.mac_hi.val();
+        self.mac_cat.lo.next = self.control.port.mac_lo.val();
         self.resp.local_mac.next = self.mac_cat.y.val();
-        self.resp.local_ip.next = self.control.ipv4.val();
+        self.resp.local_ip.next = self.control.port.ipv4.val();
         self.req.local_mac.next = self.mac_cat.y.val();
-        self.req.local_ip.next = self.control.ipv4.val();
+        self.req.local_ip.next = self.control.port.ipv4.val();
 
         // ---- MAC RX -> RX front end ----
-        self.rx.enable.next = self.control.port_enable.val();
-        self.rx.local_ip.next = self.control.ipv4.val();
+        self.rx.enable.next = self.control.port.port_enable.val();
+        self.rx.local_ip.next = self.control.port.ipv4.val();
         self.rx.s_axis_tdata.next = self.mac_rx_tdata.val();
         self.rx.s_axis_tkeep.next = self.mac_rx_tkeep.val();
         self.rx.s_axis_tlast.next = self.mac_rx_tlast.val();
@@ -501,26 +502,26 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
 
         // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ -> requester ----
         self.resp.s_rq_db_valid.next =
-            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_rq.val());
-        self.resp.s_rq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
-        self.resp.s_rq_db_pi.next = self.control.m_db_value.val();
+            self.control.db.valid.val() & (self.control.db.kind.val() == self.k_db_rq.val());
+        self.resp.s_rq_db_qpn.next = self.control.db.index.val().get_bits::<QA>(0);
+        self.resp.s_rq_db_pi.next = self.control.db.value.val();
         // CQ doorbells have their own stream: the requester and responder may stall on a
         // full CQ while an SQ/RQ doorbell waits for them.
-        self.cpl.s_db_valid.next = self.control.m_cq_db_valid.val();
-        self.cpl.s_db_cqn.next = self.control.m_cq_db_cqn.val().get_bits::<8>(0);
-        self.cpl.s_db_ci.next = self.control.m_cq_db_ci.val();
-        self.control.m_cq_db_ready.next = self.cpl.s_db_ready.val();
+        self.cpl.s_db_valid.next = self.control.cq_db.valid.val();
+        self.cpl.s_db_cqn.next = self.control.cq_db.cqn.val().get_bits::<8>(0);
+        self.cpl.s_db_ci.next = self.control.cq_db.ci.val();
+        self.control.cq_db.ready.next = self.cpl.s_db_ready.val();
         self.req.s_sq_db_valid.next =
-            self.control.m_db_valid.val() & (self.control.m_db_kind.val() == self.k_db_sq.val());
-        self.req.s_sq_db_qpn.next = self.control.m_db_index.val().get_bits::<QA>(0);
-        self.req.s_sq_db_pi.next = self.control.m_db_value.val();
-        self.control.m_db_ready.next = ((self.control.m_db_kind.val() == self.k_db_rq.val())
+            self.control.db.valid.val() & (self.control.db.kind.val() == self.k_db_sq.val());
+        self.req.s_sq_db_qpn.next = self.control.db.index.val().get_bits::<QA>(0);
+        self.req.s_sq_db_pi.next = self.control.db.value.val();
+        self.control.db.ready.next = ((self.control.db.kind.val() == self.k_db_rq.val())
             & self.resp.s_rq_db_ready.val())
-            | ((self.control.m_db_kind.val() == self.k_db_sq.val()) & self.req.s_sq_db_ready.val())
-            | ((self.control.m_db_kind.val() != self.k_db_rq.val())
-                & (self.control.m_db_kind.val() != self.k_db_sq.val()));
-        self.unused_ctl_m_db_index.next = self.control.m_db_index.val();
-        self.unused_ctl_m_cq_db_cqn.next = self.control.m_cq_db_cqn.val();
+            | ((self.control.db.kind.val() == self.k_db_sq.val()) & self.req.s_sq_db_ready.val())
+            | ((self.control.db.kind.val() != self.k_db_rq.val())
+                & (self.control.db.kind.val() != self.k_db_sq.val()));
+        self.unused_ctl_db_index.next = self.control.db.index.val();
+        self.unused_ctl_cq_db_cqn.next = self.control.cq_db.cqn.val();
 
         // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
         CqEvClient::join(&mut self.control.cqev, &mut self.cpl.cfg);
@@ -798,9 +799,9 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         ReqCntClient::<QA>::join(&mut self.req.cnt, &mut self.control.qc_req);
         self.incs.retransmits.next = self.req.cnt.retransmits.val();
         self.incs.ack_timeouts.next = self.req.cnt.ack_timeouts.val();
-        self.control.cnt_inc.next = self.incs.y.val();
-        self.control.cnt_rx_bytes.next = self.rx.m_rx_bytes.val();
-        self.control.cnt_tx_bytes.next = self.tx.m_tx_bytes.val();
+        self.control.cnt.inc.next = self.incs.y.val();
+        self.control.cnt.rx_bytes.next = self.rx.m_rx_bytes.val();
+        self.control.cnt.tx_bytes.next = self.tx.m_tx_bytes.val();
         self.control.s_qc_tx_valid.next = self.tx.m_tx_frame.val();
         self.control.s_qc_tx_qpn.next = self.tx.m_tx_qpn.val().get_bits::<QA>(0);
         self.control.s_qc_tx_bytes.next = self.tx.m_tx_bytes.val();

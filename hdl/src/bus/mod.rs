@@ -47,4 +47,5 @@ pub mod dma_wr;
 pub mod job;
 pub mod mr;
 pub mod record;
+pub mod reg;
 pub mod rx;

@@ -75,13 +75,13 @@ impl Rtl {
     pub fn step(&mut self) {
         let ready = self.rng.percent(self.ready_pct);
         let u = &mut self.bench.uut;
-        u.m_db_ready.next = ready;
-        u.m_cq_db_ready.next = ready;
+        u.db.ready.next = ready;
+        u.cq_db.ready.next = ready;
         u.qpev.ready.next = ready;
         u.cqev.ready.next = ready;
-        u.cnt_inc.next = u64::from(self.inc).into();
-        u.cnt_tx_bytes.next = u64::from(self.tx_bytes).into();
-        u.cnt_rx_bytes.next = u64::from(self.rx_bytes).into();
+        u.cnt.inc.next = u64::from(self.inc).into();
+        u.cnt.tx_bytes.next = u64::from(self.tx_bytes).into();
+        u.cnt.rx_bytes.next = u64::from(self.rx_bytes).into();
         let wr_ready = self.rng.percent(self.ready_pct.max(20));
         u.dma_wr.req_ready.next = wr_ready && self.wr_cur.is_none();
         u.dma_wr.data_ready.next = wr_ready;
@@ -97,18 +97,18 @@ impl Rtl {
         }
         self.bench.settle();
         let u = &self.bench.uut;
-        if u.m_db_valid.val() && u.m_db_ready.val() {
+        if u.db.valid.val() && u.db.ready.val() {
             self.doorbells.push((
-                u.m_db_kind.val().to_u64(),
-                u.m_db_index.val().to_u64(),
-                u.m_db_value.val().to_u32(),
+                u.db.kind.val().to_u64(),
+                u.db.index.val().to_u64(),
+                u.db.value.val().to_u32(),
             ));
         }
-        if u.m_cq_db_valid.val() && u.m_cq_db_ready.val() {
+        if u.cq_db.valid.val() && u.cq_db.ready.val() {
             self.cq_doorbells.push((
                 crate::control::regfile::DB_CQ,
-                u.m_cq_db_cqn.val().to_u64(),
-                u.m_cq_db_ci.val().to_u32(),
+                u.cq_db.cqn.val().to_u64(),
+                u.cq_db.ci.val().to_u32(),
             ));
         }
         if u.qpev.valid.val() && u.qpev.ready.val() {
@@ -145,14 +145,14 @@ impl Rtl {
     /// Offers one access until it is taken; returns the read data for a read.
     fn access(&mut self, write: bool, off: u32, v: u32) -> Option<u32> {
         let u = &mut self.bench.uut;
-        u.reg_valid.next = true;
-        u.reg_write.next = write;
-        u.reg_addr.next = u64::from(off).into();
-        u.reg_wdata.next = u64::from(v).into();
+        u.bar.valid.next = true;
+        u.bar.write.next = write;
+        u.bar.addr.next = u64::from(off).into();
+        u.bar.wdata.next = u64::from(v).into();
         let mut n = 0;
         loop {
             self.bench.settle();
-            let taken = self.bench.uut.reg_ready.val();
+            let taken = self.bench.uut.bar.ready.val();
             self.step();
             if taken {
                 break;
@@ -160,17 +160,17 @@ impl Rtl {
             n += 1;
             assert!(n < 1000, "register access at {off:#x} never taken");
         }
-        self.bench.uut.reg_valid.next = false;
+        self.bench.uut.bar.valid.next = false;
         if write {
             return None;
         }
         // The answer comes exactly one cycle after the read is taken.
         self.bench.settle();
         assert!(
-            self.bench.uut.reg_rdata_valid.val(),
+            self.bench.uut.bar.rdata_valid.val(),
             "no read data one cycle after the read of {off:#x}"
         );
-        Some(self.bench.uut.reg_rdata.val().to_u32())
+        Some(self.bench.uut.bar.rdata.val().to_u32())
     }
 
     pub fn write(&mut self, off: u32, v: u32) {

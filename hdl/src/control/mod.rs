@@ -1,11 +1,10 @@
 //! `Control`: the control plane of the engine as one block — the BAR0 register file
 //! ([`RegFile`]) and the command engine with its context tables ([`CmdEngine`]), with the
 //! engine top contract's register port. What the rest of the engine gets from it: the
-//! port configuration (`mac_*`, `ipv4`, `port_enable`), doorbells (SQ/RQ on `m_db_*`, CQ
-//! on `m_cq_db_*`), QP events
+//! port configuration (`port`), doorbells (SQ/RQ on `db`, CQ on `cq_db`), QP events
 //! (`qpev`), CQ events (`cqev`) and the context tables' datapath ports (`ctx`, a
 //! `CtxServers`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
-//! increments (`cnt_*`) and the per-QP counter pulses (`s_qc_*`) for its
+//! increments (`cnt`) and the per-QP counter pulses (`s_qc_*`) for its
 //! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
 //!
 //! Its bench is differential (`hdl/tests/against_model/control.rs`): random command
@@ -25,6 +24,7 @@ use crate::bus::cnt::{ReqCntServer, RespCntServer};
 use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
 use crate::bus::ctx::CtxServers;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::reg::{CntIncServer, CqDbClient, DbClient, PortCfgClient, RegServer};
 use crate::control::cmd::CmdEngine;
 use crate::control::qp_counters::QpCounters;
 use crate::control::regfile::{CtrlParams, RegFile};
@@ -35,29 +35,13 @@ use crate::prelude::*;
 pub struct Control<const QA: usize, const MA: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    pub reg_valid: Signal<In, Bit>,
-    pub reg_ready: Signal<Out, Bit>,
-    pub reg_write: Signal<In, Bit>,
-    pub reg_addr: Signal<In, Bits<17>>,
-    pub reg_wdata: Signal<In, Bits<32>>,
-    pub reg_rdata_valid: Signal<Out, Bit>,
-    pub reg_rdata: Signal<Out, Bits<32>>,
-    pub mac_lo: Signal<Out, Bits<32>>,
-    pub mac_hi: Signal<Out, Bits<16>>,
-    pub ipv4: Signal<Out, Bits<32>>,
-    pub port_enable: Signal<Out, Bit>,
-    pub cnt_inc: Signal<In, Bits<16>>,
-    pub cnt_tx_bytes: Signal<In, Bits<16>>,
-    pub cnt_rx_bytes: Signal<In, Bits<16>>,
-    pub m_db_valid: Signal<Out, Bit>,
-    pub m_db_ready: Signal<In, Bit>,
-    pub m_db_kind: Signal<Out, Bits<2>>,
-    pub m_db_index: Signal<Out, Bits<16>>,
-    pub m_db_value: Signal<Out, Bits<32>>,
-    pub m_cq_db_valid: Signal<Out, Bit>,
-    pub m_cq_db_ready: Signal<In, Bit>,
-    pub m_cq_db_cqn: Signal<Out, Bits<16>>,
-    pub m_cq_db_ci: Signal<Out, Bits<32>>,
+    /// The BAR0 register port, the port configuration, the counter increments and the
+    /// doorbells (`RegFile`'s, passed out).
+    pub bar: RegServer,
+    pub port: PortCfgClient,
+    pub cnt: CntIncServer,
+    pub db: DbClient,
+    pub cq_db: CqDbClient,
     pub qpev: QpEvClient<QA>,
     /// CQ events (CREATE_CQ) for the completion engine (`CmdEngine::cqev`).
     pub cqev: CqEvClient,
@@ -94,29 +78,11 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
         Control {
             clock: Default::default(),
             reset: Default::default(),
-            reg_valid: Default::default(),
-            reg_ready: Default::default(),
-            reg_write: Default::default(),
-            reg_addr: Default::default(),
-            reg_wdata: Default::default(),
-            reg_rdata_valid: Default::default(),
-            reg_rdata: Default::default(),
-            mac_lo: Default::default(),
-            mac_hi: Default::default(),
-            ipv4: Default::default(),
-            port_enable: Default::default(),
-            cnt_inc: Default::default(),
-            cnt_tx_bytes: Default::default(),
-            cnt_rx_bytes: Default::default(),
-            m_db_valid: Default::default(),
-            m_db_ready: Default::default(),
-            m_db_kind: Default::default(),
-            m_db_index: Default::default(),
-            m_db_value: Default::default(),
-            m_cq_db_valid: Default::default(),
-            m_cq_db_ready: Default::default(),
-            m_cq_db_cqn: Default::default(),
-            m_cq_db_ci: Default::default(),
+            bar: Default::default(),
+            port: Default::default(),
+            cnt: Default::default(),
+            db: Default::default(),
+            cq_db: Default::default(),
             qpev: Default::default(),
             cqev: Default::default(),
             ctx: Default::default(),
@@ -153,29 +119,11 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         clock!(self, clock, regs, cmd, qc);
         self.regs.reset.next = self.reset.val();
         self.cmd.reset.next = self.reset.val();
-        self.regs.reg_valid.next = self.reg_valid.val();
-        self.regs.reg_write.next = self.reg_write.val();
-        self.regs.reg_addr.next = self.reg_addr.val();
-        self.regs.reg_wdata.next = self.reg_wdata.val();
-        self.reg_ready.next = self.regs.reg_ready.val();
-        self.reg_rdata_valid.next = self.regs.reg_rdata_valid.val();
-        self.reg_rdata.next = self.regs.reg_rdata.val();
-        self.mac_lo.next = self.regs.mac_lo.val();
-        self.mac_hi.next = self.regs.mac_hi.val();
-        self.ipv4.next = self.regs.ipv4.val();
-        self.port_enable.next = self.regs.port_enable.val();
-        self.regs.cnt_inc.next = self.cnt_inc.val();
-        self.regs.cnt_tx_bytes.next = self.cnt_tx_bytes.val();
-        self.regs.cnt_rx_bytes.next = self.cnt_rx_bytes.val();
-        self.m_db_valid.next = self.regs.m_db_valid.val();
-        self.regs.m_db_ready.next = self.m_db_ready.val();
-        self.m_db_kind.next = self.regs.m_db_kind.val();
-        self.m_db_index.next = self.regs.m_db_index.val();
-        self.m_db_value.next = self.regs.m_db_value.val();
-        self.m_cq_db_valid.next = self.regs.m_cq_db_valid.val();
-        self.regs.m_cq_db_ready.next = self.m_cq_db_ready.val();
-        self.m_cq_db_cqn.next = self.regs.m_cq_db_cqn.val();
-        self.m_cq_db_ci.next = self.regs.m_cq_db_ci.val();
+        RegServer::link(&mut self.bar, &mut self.regs.bar);
+        PortCfgClient::link(&mut self.port, &mut self.regs.port);
+        CntIncServer::link(&mut self.cnt, &mut self.regs.cnt);
+        DbClient::link(&mut self.db, &mut self.regs.db);
+        CqDbClient::link(&mut self.cq_db, &mut self.regs.cq_db);
         // Register file <-> command engine.
         self.cmd.start.next = self.regs.cmd_start.val();
         self.cmd.opcode.next = self.regs.cmd_opcode.val();
@@ -298,13 +246,13 @@ mod directed {
     /// register port would take it.
     fn write_is_taken(rtl: &mut Rtl, off: u32) -> bool {
         let u = &mut rtl.bench.uut;
-        u.reg_valid.next = true;
-        u.reg_write.next = true;
-        u.reg_addr.next = u64::from(off).into();
-        u.reg_wdata.next = 7u64.into();
+        u.bar.valid.next = true;
+        u.bar.write.next = true;
+        u.bar.addr.next = u64::from(off).into();
+        u.bar.wdata.next = 7u64.into();
         rtl.bench.settle();
-        let taken = rtl.bench.uut.reg_ready.val();
-        rtl.bench.uut.reg_valid.next = false;
+        let taken = rtl.bench.uut.bar.ready.val();
+        rtl.bench.uut.bar.valid.next = false;
         taken
     }
 
@@ -339,12 +287,12 @@ mod directed {
             !write_is_taken(&mut rtl, regs::cq_doorbell(1)),
             "a CQ doorbell write waits while the CQ doorbell FIFO is full"
         );
-        rtl.bench.uut.reg_addr.next = u64::from(regs::CMD_STATUS).into();
-        rtl.bench.uut.reg_write.next = false;
-        rtl.bench.uut.reg_valid.next = true;
+        rtl.bench.uut.bar.addr.next = u64::from(regs::CMD_STATUS).into();
+        rtl.bench.uut.bar.write.next = false;
+        rtl.bench.uut.bar.valid.next = true;
         rtl.bench.settle();
-        assert!(rtl.bench.uut.reg_ready.val(), "other accesses go on");
-        rtl.bench.uut.reg_valid.next = false;
+        assert!(rtl.bench.uut.bar.ready.val(), "other accesses go on");
+        rtl.bench.uut.bar.valid.next = false;
         rtl.ready_pct = 100;
         // Out of range (QP 256, CQ 256): no doorbell.
         rtl.write(regs::sq_doorbell(256), 1);
@@ -364,7 +312,7 @@ mod directed {
         rtl.write(regs::MAC_LO, 0x1234_5678);
         rtl.write(regs::CONTROL, 0xffff_ffff);
         assert_eq!(rtl.read(regs::CONTROL), regs::CONTROL_ENABLE);
-        assert!(rtl.bench.uut.port_enable.val());
+        assert!(rtl.bench.uut.port.port_enable.val());
         assert_eq!(
             run(&mut rtl, CmdOpcode::CreatePd, PdArgs { pdn: 3 }.to_args()),
             0

@@ -3,14 +3,14 @@
 //! command mailbox registers, the global counters and the doorbell decode.
 //!
 //! ```text
-//!  reg_* (BAR0) --> decode --+--> ID/caps (constants)          reg_rdata (1 cycle later)
-//!                            +--> MAC/IP/CONTROL regs --> mac_*, ipv4, port_enable
+//!  bar (BAR0)   --> decode --+--> ID/caps (constants)          bar.rdata (1 cycle later)
+//!                            +--> MAC/IP/CONTROL regs --> port (mac_*, ipv4, port_enable)
 //!                            +--> CYCLE_LO/HI (LO read latches HI)
 //!                            +--> CMD_ARG[16] --> cmd_args ----> cmd engine (cmd.rs)
 //!                            |    CMD_OPCODE --> cmd_start/opcode   cmd_done/status/outs
-//!                            +--> counters[16] x 64 (LO read latches HI) <-- cnt_inc pulses
-//!                            +--> SQ/RQ doorbells --> FIFO (16) --> m_db_* (kind, index, value)
-//!                            +--> CQ doorbells --> FIFO (16) --> m_cq_db_* (cqn, ci)
+//!                            +--> counters[16] x 64 (LO read latches HI) <-- cnt.inc pulses
+//!                            +--> SQ/RQ doorbells --> FIFO (16) --> db (kind, index, value)
+//!                            +--> CQ doorbells --> FIFO (16) --> cq_db (cqn, ci)
 //! ```
 //!
 //! Every offset comes from `rocenic_proto::abi::regs`; the constructor derives the decode
@@ -20,9 +20,9 @@
 //!
 //! # Interface
 //!
-//! - Register port (engine top contract): one access per `reg_valid && reg_ready` cycle;
-//!   a read's data comes on `reg_rdata` with `reg_rdata_valid` exactly one cycle after it
-//!   is accepted. `reg_ready` is high except for a doorbell write while the doorbell FIFO
+//! - Register port (engine top contract): one access per `bar.valid && bar.ready` cycle;
+//!   a read's data comes on `bar.rdata` with `bar.rdata_valid` exactly one cycle after it
+//!   is accepted. `bar.ready` is high except for a doorbell write while the doorbell FIFO
 //!   (of its kind) is full. Offsets not in the map read 0 and ignore writes; so do misaligned ones.
 //! - Behaviour matches the model's `Nic::read_reg/write_reg`: reading `CYCLE_LO` or a
 //!   counter's LO word latches the HI half (one latch for all counters, as in the model);
@@ -30,22 +30,25 @@
 //!   `CMD_STATUS_BUSY` while a command runs (and while the command engine clears the
 //!   tables after reset), else the last command's status.
 //! - Doorbells: a write to an SQ/RQ doorbell of a QP below the QP count becomes one entry
-//!   {kind (0 SQ, 1 RQ), index, value} of the QP doorbell FIFO (`m_db_*`), in write order;
+//!   {kind (0 SQ, 1 RQ), index, value} of the QP doorbell FIFO (`db`), in write order;
 //!   a write to a CQ doorbell below the CQ count one entry {cqn, ci} of the CQ doorbell
-//!   FIFO (`m_cq_db_*`). Two FIFOs because a consumer of QP doorbells may wait for the
+//!   FIFO (`cq_db`). Two FIFOs because a consumer of QP doorbells may wait for the
 //!   host to consume completions (the requester stalls on a full CQ): a CQ doorbell queued
 //!   behind its SQ doorbell would then never arrive. Unlike the model, the register file does not know which QPs
 //!   and CQs exist: the consumer (requester/responder/completion engine) drops doorbells of
 //!   objects that do not exist, which has the model's effect (CREATE clears the indices).
-//! - Counters: `cnt_inc` bit `c` adds to counter `c` (`regs::Counter` numbering) in that
-//!   cycle: `cnt_tx_bytes` for `TxBytes`, `cnt_rx_bytes` for `RxBytes`, 1 for the others.
+//! - Counters: `cnt.inc` bit `c` adds to counter `c` (`regs::Counter` numbering) in that
+//!   cycle: `cnt.tx_bytes` for `TxBytes`, `cnt.rx_bytes` for `RxBytes`, 1 for the others.
 
+use crate::bus::reg::{
+    CntIncServer, CqDbClient, DbClient, PortCfgClient, RegServer, REG_ADDR_BITS,
+};
 use crate::control::leaves::{CounterBank, CqIndex16, QpIndex16, WordBank, WordMux};
 use crate::prelude::*;
 use rocenic_proto::abi::regs::{self, Counter};
 use rocenic_proto::abi::wqe;
 
-/// Doorbell kinds on `m_db_kind`.
+/// Doorbell kinds on `db.kind`.
 pub const DB_SQ: u64 = 0;
 pub const DB_RQ: u64 = 1;
 pub const DB_CQ: u64 = 2;
@@ -192,37 +195,16 @@ impl Logic for DoorbellFifo {
 pub struct RegFile {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
-    // --- BAR0 register port ---
-    pub reg_valid: Signal<In, Bit>,
-    pub reg_ready: Signal<Out, Bit>,
-    pub reg_write: Signal<In, Bit>,
-    pub reg_addr: Signal<In, Bits<17>>,
-    pub reg_wdata: Signal<In, Bits<32>>,
-    pub reg_rdata_valid: Signal<Out, Bit>,
-    pub reg_rdata: Signal<Out, Bits<32>>,
-    // --- port configuration ---
-    /// Our MAC address, bytes 2..6 (as `MAC_LO`).
-    pub mac_lo: Signal<Out, Bits<32>>,
-    /// Our MAC address, bytes 0..2 (as `MAC_HI`).
-    pub mac_hi: Signal<Out, Bits<16>>,
-    pub ipv4: Signal<Out, Bits<32>>,
-    /// `CONTROL_ENABLE`: frames are dropped while clear.
-    pub port_enable: Signal<Out, Bit>,
-    // --- counter increments ---
-    pub cnt_inc: Signal<In, Bits<16>>,
-    pub cnt_tx_bytes: Signal<In, Bits<16>>,
-    pub cnt_rx_bytes: Signal<In, Bits<16>>,
-    // --- doorbells out ---
-    pub m_db_valid: Signal<Out, Bit>,
-    pub m_db_ready: Signal<In, Bit>,
-    pub m_db_kind: Signal<Out, Bits<2>>,
-    pub m_db_index: Signal<Out, Bits<16>>,
-    pub m_db_value: Signal<Out, Bits<32>>,
-    /// CQ doorbells: the CQ and the host's new consumer index.
-    pub m_cq_db_valid: Signal<Out, Bit>,
-    pub m_cq_db_ready: Signal<In, Bit>,
-    pub m_cq_db_cqn: Signal<Out, Bits<16>>,
-    pub m_cq_db_ci: Signal<Out, Bits<32>>,
+    /// The BAR0 register port.
+    pub bar: RegServer,
+    /// The port configuration (`MAC_LO`/`MAC_HI`, `IPV4`, `CONTROL_ENABLE`).
+    pub port: PortCfgClient,
+    /// The counter increments.
+    pub cnt: CntIncServer,
+    /// SQ/RQ doorbells.
+    pub db: DbClient,
+    /// CQ doorbells.
+    pub cq_db: CqDbClient,
     // --- command engine ---
     /// One-cycle pulse: run `cmd_opcode` with `cmd_args`.
     pub cmd_start: Signal<Out, Bit>,
@@ -258,25 +240,25 @@ pub struct RegFile {
     status: DFF<Bits<32>>,
 
     // --- constants: offsets from proto, values from the parameters ---
-    a_id: Constant<Bits<17>>,
-    a_abi: Constant<Bits<17>>,
-    a_max_qp: Constant<Bits<17>>,
-    a_max_cq: Constant<Bits<17>>,
-    a_max_mr: Constant<Bits<17>>,
-    a_max_pd: Constant<Bits<17>>,
-    a_max_log_ring: Constant<Bits<17>>,
-    a_max_sge: Constant<Bits<17>>,
-    a_max_inline: Constant<Bits<17>>,
-    a_max_rd_atomic: Constant<Bits<17>>,
-    a_clock_mhz: Constant<Bits<17>>,
-    a_mac_lo: Constant<Bits<17>>,
-    a_mac_hi: Constant<Bits<17>>,
-    a_ipv4: Constant<Bits<17>>,
-    a_control: Constant<Bits<17>>,
-    a_cycle_lo: Constant<Bits<17>>,
-    a_cycle_hi: Constant<Bits<17>>,
-    a_cmd_opcode: Constant<Bits<17>>,
-    a_cmd_status: Constant<Bits<17>>,
+    a_id: Constant<Bits<REG_ADDR_BITS>>,
+    a_abi: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_qp: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_cq: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_mr: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_pd: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_log_ring: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_sge: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_inline: Constant<Bits<REG_ADDR_BITS>>,
+    a_max_rd_atomic: Constant<Bits<REG_ADDR_BITS>>,
+    a_clock_mhz: Constant<Bits<REG_ADDR_BITS>>,
+    a_mac_lo: Constant<Bits<REG_ADDR_BITS>>,
+    a_mac_hi: Constant<Bits<REG_ADDR_BITS>>,
+    a_ipv4: Constant<Bits<REG_ADDR_BITS>>,
+    a_control: Constant<Bits<REG_ADDR_BITS>>,
+    a_cycle_lo: Constant<Bits<REG_ADDR_BITS>>,
+    a_cycle_hi: Constant<Bits<REG_ADDR_BITS>>,
+    a_cmd_opcode: Constant<Bits<REG_ADDR_BITS>>,
+    a_cmd_status: Constant<Bits<REG_ADDR_BITS>>,
     /// Region tags: the address bits above a region's index field.
     t_args: Constant<Bits<11>>,
     t_outs: Constant<Bits<12>>,
@@ -315,8 +297,8 @@ pub struct RegFile {
     in_args: Signal<Local, Bit>,
     in_outs: Signal<Local, Bit>,
     in_counters: Signal<Local, Bit>,
-    qp_db: Signal<Local, Bit>,
-    cq_db: Signal<Local, Bit>,
+    is_qp_db: Signal<Local, Bit>,
+    is_cq_db: Signal<Local, Bit>,
     /// A doorbell write that waits: its FIFO is full.
     db_wait: Signal<Local, Bit>,
     db_pack: DoorbellPack,
@@ -372,29 +354,11 @@ impl RegFile {
         RegFile {
             clock: Default::default(),
             reset: Default::default(),
-            reg_valid: Default::default(),
-            reg_ready: Default::default(),
-            reg_write: Default::default(),
-            reg_addr: Default::default(),
-            reg_wdata: Default::default(),
-            reg_rdata_valid: Default::default(),
-            reg_rdata: Default::default(),
-            mac_lo: Default::default(),
-            mac_hi: Default::default(),
-            ipv4: Default::default(),
-            port_enable: Default::default(),
-            cnt_inc: Default::default(),
-            cnt_tx_bytes: Default::default(),
-            cnt_rx_bytes: Default::default(),
-            m_db_valid: Default::default(),
-            m_db_ready: Default::default(),
-            m_db_kind: Default::default(),
-            m_db_index: Default::default(),
-            m_db_value: Default::default(),
-            m_cq_db_valid: Default::default(),
-            m_cq_db_ready: Default::default(),
-            m_cq_db_cqn: Default::default(),
-            m_cq_db_ci: Default::default(),
+            bar: Default::default(),
+            port: Default::default(),
+            cnt: Default::default(),
+            db: Default::default(),
+            cq_db: Default::default(),
             cmd_start: Default::default(),
             cmd_opcode: Default::default(),
             cmd_args: Default::default(),
@@ -473,8 +437,8 @@ impl RegFile {
             in_args: Default::default(),
             in_outs: Default::default(),
             in_counters: Default::default(),
-            qp_db: Default::default(),
-            cq_db: Default::default(),
+            is_qp_db: Default::default(),
+            is_cq_db: Default::default(),
             db_wait: Default::default(),
             db_pack: Default::default(),
             db_unpack: Default::default(),
@@ -516,125 +480,125 @@ impl Logic for RegFile {
         self.cq_db_fifo.reset.next = self.reset.val();
 
         // ---- decode ----
-        self.aligned.next = self.reg_addr.val().get_bits::<2>(0) == self.zero2.val();
+        self.aligned.next = self.bar.addr.val().get_bits::<2>(0) == self.zero2.val();
         self.in_args.next =
-            self.aligned.val() & (self.reg_addr.val().get_bits::<11>(6) == self.t_args.val());
+            self.aligned.val() & (self.bar.addr.val().get_bits::<11>(6) == self.t_args.val());
         self.in_outs.next =
-            self.aligned.val() & (self.reg_addr.val().get_bits::<12>(5) == self.t_outs.val());
+            self.aligned.val() & (self.bar.addr.val().get_bits::<12>(5) == self.t_outs.val());
         self.in_counters.next =
-            self.aligned.val() & (self.reg_addr.val().get_bits::<10>(7) == self.t_counters.val());
-        self.qp_db.next = self.aligned.val()
-            & (self.reg_addr.val().get_bits::<2>(15) == self.t_qp_db.val())
-            & (self.reg_addr.val().get_bits::<12>(3) <= self.last_qp.val());
-        self.cq_db.next = self.aligned.val()
-            & (self.reg_addr.val().get_bits::<2>(15) == self.t_cq_db.val())
-            & (self.reg_addr.val().get_bits::<13>(2) <= self.last_cq.val());
+            self.aligned.val() & (self.bar.addr.val().get_bits::<10>(7) == self.t_counters.val());
+        self.is_qp_db.next = self.aligned.val()
+            & (self.bar.addr.val().get_bits::<2>(15) == self.t_qp_db.val())
+            & (self.bar.addr.val().get_bits::<12>(3) <= self.last_qp.val());
+        self.is_cq_db.next = self.aligned.val()
+            & (self.bar.addr.val().get_bits::<2>(15) == self.t_cq_db.val())
+            & (self.bar.addr.val().get_bits::<13>(2) <= self.last_cq.val());
         // A doorbell write waits while its FIFO is full.
-        self.db_wait.next = self.reg_write.val()
-            & ((self.qp_db.val() & self.db_fifo.full.val())
-                | (self.cq_db.val() & self.cq_db_fifo.full.val()));
-        self.reg_ready.next = !self.db_wait.val();
-        self.rd.next = self.reg_valid.val() & !self.reg_write.val();
-        self.wr.next = self.reg_valid.val() & self.reg_write.val() & !self.db_wait.val();
+        self.db_wait.next = self.bar.write.val()
+            & ((self.is_qp_db.val() & self.db_fifo.full.val())
+                | (self.is_cq_db.val() & self.cq_db_fifo.full.val()));
+        self.bar.ready.next = !self.db_wait.val();
+        self.rd.next = self.bar.valid.val() & !self.bar.write.val();
+        self.wr.next = self.bar.valid.val() & self.bar.write.val() & !self.db_wait.val();
 
         // ---- sub-block inputs ----
         self.args.we.next = self.wr.val() & self.in_args.val();
-        self.args.waddr.next = self.reg_addr.val().get_bits::<4>(2);
-        self.args.wdata.next = self.reg_wdata.val();
-        self.args.raddr.next = self.reg_addr.val().get_bits::<4>(2);
+        self.args.waddr.next = self.bar.addr.val().get_bits::<4>(2);
+        self.args.wdata.next = self.bar.wdata.val();
+        self.args.raddr.next = self.bar.addr.val().get_bits::<4>(2);
         self.outs_mux.x.next = self.cmd_outs.val();
-        self.outs_mux.sel.next = self.reg_addr.val().get_bits::<3>(2);
-        self.counters.inc.next = self.cnt_inc.val();
-        self.counters.tx_bytes.next = self.cnt_tx_bytes.val();
-        self.counters.rx_bytes.next = self.cnt_rx_bytes.val();
-        self.counters.idx.next = self.reg_addr.val().get_bits::<4>(3);
+        self.outs_mux.sel.next = self.bar.addr.val().get_bits::<3>(2);
+        self.counters.inc.next = self.cnt.inc.val();
+        self.counters.tx_bytes.next = self.cnt.tx_bytes.val();
+        self.counters.rx_bytes.next = self.cnt.rx_bytes.val();
+        self.counters.idx.next = self.bar.addr.val().get_bits::<4>(3);
 
         // ---- doorbells ----
-        self.qpn16.lo.next = self.reg_addr.val().get_bits::<12>(3);
+        self.qpn16.lo.next = self.bar.addr.val().get_bits::<12>(3);
         self.qpn16.hi.next = self.zero4.val();
-        self.cqn16.lo.next = self.reg_addr.val().get_bits::<13>(2);
+        self.cqn16.lo.next = self.bar.addr.val().get_bits::<13>(2);
         self.cqn16.hi.next = self.zero3.val();
-        self.db_pack.value.next = self.reg_wdata.val();
+        self.db_pack.value.next = self.bar.wdata.val();
         self.db_pack.kind.next = self.k_cq.val();
         self.db_pack.index.next = self.cqn16.y.val();
-        if self.qp_db.val() {
+        if self.is_qp_db.val() {
             self.db_pack.index.next = self.qpn16.y.val();
             self.db_pack.kind.next = self.k_sq.val();
-            if self.reg_addr.val().get_bit(2) {
+            if self.bar.addr.val().get_bit(2) {
                 self.db_pack.kind.next = self.k_rq.val();
             }
         }
-        self.db_fifo.push.next = self.wr.val() & self.qp_db.val();
+        self.db_fifo.push.next = self.wr.val() & self.is_qp_db.val();
         self.db_fifo.push_data.next = self.db_pack.y.val();
-        self.db_fifo.ready.next = self.m_db_ready.val();
+        self.db_fifo.ready.next = self.db.ready.val();
         self.db_unpack.x.next = self.db_fifo.data.val();
-        self.m_db_valid.next = self.db_fifo.valid.val();
-        self.m_db_kind.next = self.db_unpack.kind.val();
-        self.m_db_index.next = self.db_unpack.index.val();
-        self.m_db_value.next = self.db_unpack.value.val();
-        self.cq_db_fifo.push.next = self.wr.val() & self.cq_db.val();
+        self.db.valid.next = self.db_fifo.valid.val();
+        self.db.kind.next = self.db_unpack.kind.val();
+        self.db.index.next = self.db_unpack.index.val();
+        self.db.value.next = self.db_unpack.value.val();
+        self.cq_db_fifo.push.next = self.wr.val() & self.is_cq_db.val();
         self.cq_db_fifo.push_data.next = self.db_pack.y.val();
-        self.cq_db_fifo.ready.next = self.m_cq_db_ready.val();
+        self.cq_db_fifo.ready.next = self.cq_db.ready.val();
         self.cq_db_unpack.x.next = self.cq_db_fifo.data.val();
-        self.m_cq_db_valid.next = self.cq_db_fifo.valid.val();
-        self.m_cq_db_cqn.next = self.cq_db_unpack.index.val();
-        self.m_cq_db_ci.next = self.cq_db_unpack.value.val();
+        self.cq_db.valid.next = self.cq_db_fifo.valid.val();
+        self.cq_db.cqn.next = self.cq_db_unpack.index.val();
+        self.cq_db.ci.next = self.cq_db_unpack.value.val();
         self.unused_cq_db_kind.next = self.cq_db_unpack.kind.val();
 
         // ---- reads: the value at the address, registered ----
         self.read_value.next = self.zero32.val();
-        if self.reg_addr.val() == self.a_id.val() {
+        if self.bar.addr.val() == self.a_id.val() {
             self.read_value.next = self.v_id.val();
         }
-        if self.reg_addr.val() == self.a_abi.val() {
+        if self.bar.addr.val() == self.a_abi.val() {
             self.read_value.next = self.v_abi.val();
         }
-        if self.reg_addr.val() == self.a_max_qp.val() {
+        if self.bar.addr.val() == self.a_max_qp.val() {
             self.read_value.next = self.v_max_qp.val();
         }
-        if self.reg_addr.val() == self.a_max_cq.val() {
+        if self.bar.addr.val() == self.a_max_cq.val() {
             self.read_value.next = self.v_max_cq.val();
         }
-        if self.reg_addr.val() == self.a_max_mr.val() {
+        if self.bar.addr.val() == self.a_max_mr.val() {
             self.read_value.next = self.v_max_mr.val();
         }
-        if self.reg_addr.val() == self.a_max_pd.val() {
+        if self.bar.addr.val() == self.a_max_pd.val() {
             self.read_value.next = self.v_max_pd.val();
         }
-        if self.reg_addr.val() == self.a_max_log_ring.val() {
+        if self.bar.addr.val() == self.a_max_log_ring.val() {
             self.read_value.next = self.v_max_log_ring.val();
         }
-        if self.reg_addr.val() == self.a_max_sge.val() {
+        if self.bar.addr.val() == self.a_max_sge.val() {
             self.read_value.next = self.v_max_sge.val();
         }
-        if self.reg_addr.val() == self.a_max_inline.val() {
+        if self.bar.addr.val() == self.a_max_inline.val() {
             self.read_value.next = self.v_max_inline.val();
         }
-        if self.reg_addr.val() == self.a_max_rd_atomic.val() {
+        if self.bar.addr.val() == self.a_max_rd_atomic.val() {
             self.read_value.next = self.v_max_rd_atomic.val();
         }
-        if self.reg_addr.val() == self.a_clock_mhz.val() {
+        if self.bar.addr.val() == self.a_clock_mhz.val() {
             self.read_value.next = self.v_clock_mhz.val();
         }
-        if self.reg_addr.val() == self.a_mac_lo.val() {
+        if self.bar.addr.val() == self.a_mac_lo.val() {
             self.read_value.next = self.mac_lo_r.q.val();
         }
-        if self.reg_addr.val() == self.a_mac_hi.val() {
+        if self.bar.addr.val() == self.a_mac_hi.val() {
             self.read_value.next = self.mac_hi_r.q.val();
         }
-        if self.reg_addr.val() == self.a_ipv4.val() {
+        if self.bar.addr.val() == self.a_ipv4.val() {
             self.read_value.next = self.ipv4_r.q.val();
         }
-        if self.reg_addr.val() == self.a_control.val() {
+        if self.bar.addr.val() == self.a_control.val() {
             self.read_value.next = self.enable_r.q.val();
         }
-        if self.reg_addr.val() == self.a_cycle_lo.val() {
+        if self.bar.addr.val() == self.a_cycle_lo.val() {
             self.read_value.next = self.cycle.q.val().get_bits::<32>(0);
         }
-        if self.reg_addr.val() == self.a_cycle_hi.val() {
+        if self.bar.addr.val() == self.a_cycle_hi.val() {
             self.read_value.next = self.cycle_hi_latch.q.val();
         }
-        if self.reg_addr.val() == self.a_cmd_status.val() {
+        if self.bar.addr.val() == self.a_cmd_status.val() {
             self.read_value.next = self.status.q.val();
             if self.pending.q.val() | self.cmd_busy.val() {
                 self.read_value.next = self.v_busy.val();
@@ -648,7 +612,7 @@ impl Logic for RegFile {
         }
         if self.in_counters.val() {
             self.read_value.next = self.counter_hi_latch.q.val();
-            if !self.reg_addr.val().get_bit(2) {
+            if !self.bar.addr.val().get_bit(2) {
                 self.read_value.next = self.counters.value.val().get_bits::<32>(0);
             }
         }
@@ -656,44 +620,44 @@ impl Logic for RegFile {
         if self.rd.val() {
             self.rdata.d.next = self.read_value.val();
         }
-        self.reg_rdata_valid.next = self.rvalid.q.val();
-        self.reg_rdata.next = self.rdata.q.val();
+        self.bar.rdata_valid.next = self.rvalid.q.val();
+        self.bar.rdata.next = self.rdata.q.val();
 
         // ---- read side effects: the LO reads latch their HI half ----
-        if self.rd.val() & (self.reg_addr.val() == self.a_cycle_lo.val()) {
+        if self.rd.val() & (self.bar.addr.val() == self.a_cycle_lo.val()) {
             self.cycle_hi_latch.d.next = self.cycle.q.val().get_bits::<32>(32);
         }
-        if self.rd.val() & self.in_counters.val() & !self.reg_addr.val().get_bit(2) {
+        if self.rd.val() & self.in_counters.val() & !self.bar.addr.val().get_bit(2) {
             self.counter_hi_latch.d.next = self.counters.value.val().get_bits::<32>(32);
         }
 
         // ---- writes ----
-        if self.wr.val() & (self.reg_addr.val() == self.a_mac_lo.val()) {
-            self.mac_lo_r.d.next = self.reg_wdata.val();
+        if self.wr.val() & (self.bar.addr.val() == self.a_mac_lo.val()) {
+            self.mac_lo_r.d.next = self.bar.wdata.val();
         }
-        if self.wr.val() & (self.reg_addr.val() == self.a_mac_hi.val()) {
-            self.mac_hi_r.d.next = self.reg_wdata.val() & self.m_mac_hi.val();
+        if self.wr.val() & (self.bar.addr.val() == self.a_mac_hi.val()) {
+            self.mac_hi_r.d.next = self.bar.wdata.val() & self.m_mac_hi.val();
         }
-        if self.wr.val() & (self.reg_addr.val() == self.a_ipv4.val()) {
-            self.ipv4_r.d.next = self.reg_wdata.val();
+        if self.wr.val() & (self.bar.addr.val() == self.a_ipv4.val()) {
+            self.ipv4_r.d.next = self.bar.wdata.val();
         }
-        if self.wr.val() & (self.reg_addr.val() == self.a_control.val()) {
-            self.enable_r.d.next = self.reg_wdata.val() & self.m_control.val();
+        if self.wr.val() & (self.bar.addr.val() == self.a_control.val()) {
+            self.enable_r.d.next = self.bar.wdata.val() & self.m_control.val();
         }
-        self.mac_lo.next = self.mac_lo_r.q.val();
-        self.mac_hi.next = self.mac_hi_r.q.val().get_bits::<16>(0);
-        self.ipv4.next = self.ipv4_r.q.val();
-        self.port_enable.next = self.enable_r.q.val().get_bit(0);
+        self.port.mac_lo.next = self.mac_lo_r.q.val();
+        self.port.mac_hi.next = self.mac_hi_r.q.val().get_bits::<16>(0);
+        self.port.ipv4.next = self.ipv4_r.q.val();
+        self.port.port_enable.next = self.enable_r.q.val().get_bit(0);
 
         // ---- the command mailbox: a command written while one runs is ignored ----
         self.start.d.next = false;
         if self.wr.val()
-            & (self.reg_addr.val() == self.a_cmd_opcode.val())
+            & (self.bar.addr.val() == self.a_cmd_opcode.val())
             & !self.pending.q.val()
             & !self.cmd_busy.val()
         {
             self.start.d.next = true;
-            self.opcode.d.next = self.reg_wdata.val();
+            self.opcode.d.next = self.bar.wdata.val();
             self.pending.d.next = true;
         }
         if self.cmd_done.val() {
