@@ -9,5 +9,6 @@ pub mod gf2_step;
 pub mod icrc;
 pub mod job_slice;
 pub mod masked_load;
+pub mod mtu_shift;
 pub mod skid;
 pub mod zext;

@@ -243,6 +243,7 @@ use crate::bus::mr::MrClient;
 use crate::bus::record::{PayloadClient, RecordClient};
 use crate::bus::rx::{RspHdrServer, RxPayServer};
 use crate::common::cat::Cat;
+use crate::common::mtu_shift::MtuShift;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qpr_layout, QprPack};
 use crate::prelude::*;
@@ -252,7 +253,7 @@ use crate::requester::req_rx_check::{
 };
 use crate::requester::segmenter::Segmenter;
 use crate::requester::wqe_fetch::WqeFetch;
-use rocenic_proto::abi::verbs::{access, Mtu, QpState, WcOpcode, WcStatus, WrOpcode};
+use rocenic_proto::abi::verbs::{access, QpState, WcOpcode, WcStatus, WrOpcode};
 use rocenic_proto::abi::wqe::MAX_INLINE;
 
 const _: () = assert!(OPS == 16, "the ring slot is 4 bits");
@@ -651,8 +652,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     is_atomic: Signal<Local, Bit>,
     is_inline: Signal<Local, Bit>,
     len: Signal<Local, Bits<32>>,
-    pmtu_shift: Signal<Local, Bits<5>>,
-    pmtu_mask: Signal<Local, Bits<32>>,
+    /// The QP's packet size as a shift and a mask.
+    mtu_shift: MtuShift,
     npkt: Signal<Local, Bits<32>>,
     npsn: Signal<Local, Bits<24>>,
     chk_status: Signal<Local, Bits<8>>,
@@ -785,20 +786,6 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_window: Constant<Bits<24>>,    // = WINDOW
     k_zero64: Constant<Bits<64>>,    // = 0
     k_slot_max: Constant<Bits<32>>,  // = OPS as u64
-    k_mtu512: Constant<Bits<3>>,
-    k_mtu1024: Constant<Bits<3>>,
-    k_mtu2048: Constant<Bits<3>>,
-    k_mtu4096: Constant<Bits<3>>,
-    k_sh8: Constant<Bits<5>>,  // = 8
-    k_sh9: Constant<Bits<5>>,  // = 9
-    k_sh10: Constant<Bits<5>>, // = 10
-    k_sh11: Constant<Bits<5>>, // = 11
-    k_sh12: Constant<Bits<5>>, // = 12
-    k_m8: Constant<Bits<32>>,  // = 0xff
-    k_m9: Constant<Bits<32>>,  // = 0x1ff
-    k_m10: Constant<Bits<32>>, // = 0x3ff
-    k_m11: Constant<Bits<32>>, // = 0x7ff
-    k_m12: Constant<Bits<32>>, // = 0xfff
 }
 
 impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
@@ -1050,8 +1037,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             is_atomic: Default::default(),
             is_inline: Default::default(),
             len: Default::default(),
-            pmtu_shift: Default::default(),
-            pmtu_mask: Default::default(),
+            mtu_shift: Default::default(),
             npkt: Default::default(),
             npsn: Default::default(),
             chk_status: Default::default(),
@@ -1185,20 +1171,6 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_window: k(WINDOW),
             k_zero64: k(0),
             k_slot_max: k(OPS as u64),
-            k_mtu512: k(Mtu::Mtu512 as u64),
-            k_mtu1024: k(Mtu::Mtu1024 as u64),
-            k_mtu2048: k(Mtu::Mtu2048 as u64),
-            k_mtu4096: k(Mtu::Mtu4096 as u64),
-            k_sh8: k(8),
-            k_sh9: k(9),
-            k_sh10: k(10),
-            k_sh11: k(11),
-            k_sh12: k(12),
-            k_m8: k(0xff),
-            k_m9: k(0x1ff),
-            k_m10: k(0x3ff),
-            k_m11: k(0x7ff),
-            k_m12: k(0xfff),
         }
     }
 }
@@ -1421,27 +1393,10 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.len.next = self.k_eight32.val();
         }
         // packets(len, pmtu) = max(1, ceil(len / pmtu)); an atomic uses one PSN.
-        self.pmtu_shift.next = self.k_sh8.val();
-        self.pmtu_mask.next = self.k_m8.val();
-        if self.pmtu.q.val() == self.k_mtu512.val() {
-            self.pmtu_shift.next = self.k_sh9.val();
-            self.pmtu_mask.next = self.k_m9.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu1024.val() {
-            self.pmtu_shift.next = self.k_sh10.val();
-            self.pmtu_mask.next = self.k_m10.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu2048.val() {
-            self.pmtu_shift.next = self.k_sh11.val();
-            self.pmtu_mask.next = self.k_m11.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu4096.val() {
-            self.pmtu_shift.next = self.k_sh12.val();
-            self.pmtu_mask.next = self.k_m12.val();
-        }
-        self.npkt.next = self.len.val() >> self.pmtu_shift.val();
-        if (self.len.val() & self.pmtu_mask.val()) != self.k_zero32.val() {
-            self.npkt.next = (self.len.val() >> self.pmtu_shift.val()) + self.k_one32.val();
+        self.mtu_shift.mtu.next = self.pmtu.q.val();
+        self.npkt.next = self.len.val() >> self.mtu_shift.shift.val();
+        if (self.len.val() & self.mtu_shift.mask.val()) != self.k_zero32.val() {
+            self.npkt.next = (self.len.val() >> self.mtu_shift.shift.val()) + self.k_one32.val();
         }
         if self.len.val() == self.k_zero32.val() {
             self.npkt.next = self.k_one32.val();

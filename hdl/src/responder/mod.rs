@@ -155,6 +155,7 @@ use crate::bus::mr::MrClient;
 use crate::bus::record::RecordClient;
 use crate::bus::rx::{ReqHdrServer, RxPayServer};
 use crate::common::cat::Cat;
+use crate::common::mtu_shift::MtuShift;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qps_layout, QpsPack};
 use crate::prelude::*;
@@ -164,7 +165,7 @@ use crate::responder::resp_check::{
     KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
 };
 use rocenic_proto::abi::regs::Counter;
-use rocenic_proto::abi::verbs::{access, wc_flags, Mtu, QpState, WcOpcode, WcStatus};
+use rocenic_proto::abi::verbs::{access, wc_flags, QpState, WcOpcode, WcStatus};
 use rocenic_proto::wire::{NakCode, Opcode, Syndrome};
 
 // The receive WQE's bit offsets in `Responder::update` (literals, as `#[hdl_gen]` wants
@@ -558,25 +559,11 @@ pub struct Responder<const QA: usize> {
     k_eight32: Constant<Bits<32>>,
     /// The RNR NAK's kind, the top three bits of its syndrome (the timer is the QP's).
     k_syn_kind_rnr: Constant<Bits<3>>,
-    k_mtu512: Constant<Bits<3>>,
-    k_mtu1024: Constant<Bits<3>>,
-    k_mtu2048: Constant<Bits<3>>,
-    k_mtu4096: Constant<Bits<3>>,
-    k_sh8: Constant<Bits<5>>,
-    k_sh9: Constant<Bits<5>>,
-    k_sh10: Constant<Bits<5>>,
-    k_sh11: Constant<Bits<5>>,
-    k_sh12: Constant<Bits<5>>,
-    k_m8: Constant<Bits<32>>,
-    k_m9: Constant<Bits<32>>,
-    k_m10: Constant<Bits<32>>,
-    k_m11: Constant<Bits<32>>,
-    k_m12: Constant<Bits<32>>,
     k_qa24: Constant<Bits<24>>,
 
     qp_fits: Signal<Local, Bit>,
-    pmtu_shift: Signal<Local, Bits<5>>,
-    pmtu_mask: Signal<Local, Bits<32>>,
+    /// The QP's packet size as a shift and a mask.
+    mtu_shift: MtuShift,
     read_pkts: Signal<Local, Bits<32>>,
     send_rem: Signal<Local, Bits<32>>,
     send_end: Signal<Local, Bits<32>>,
@@ -848,24 +835,9 @@ impl<const QA: usize> Default for Responder<QA> {
             k_syn_kind_rnr: Constant::new(
                 u64::from(Syndrome::RnrNak { timer: 0 }.kind()).to_bits(),
             ),
-            k_mtu512: Constant::new((Mtu::Mtu512 as u64).to_bits()),
-            k_mtu1024: Constant::new((Mtu::Mtu1024 as u64).to_bits()),
-            k_mtu2048: Constant::new((Mtu::Mtu2048 as u64).to_bits()),
-            k_mtu4096: Constant::new((Mtu::Mtu4096 as u64).to_bits()),
-            k_sh8: Constant::new(8u64.to_bits()),
-            k_sh9: Constant::new(9u64.to_bits()),
-            k_sh10: Constant::new(10u64.to_bits()),
-            k_sh11: Constant::new(11u64.to_bits()),
-            k_sh12: Constant::new(12u64.to_bits()),
-            k_m8: Constant::new(0xffu64.to_bits()),
-            k_m9: Constant::new(0x1ffu64.to_bits()),
-            k_m10: Constant::new(0x3ffu64.to_bits()),
-            k_m11: Constant::new(0x7ffu64.to_bits()),
-            k_m12: Constant::new(0xfffu64.to_bits()),
             k_qa24: Constant::new((QA as u64).to_bits()),
             qp_fits: Default::default(),
-            pmtu_shift: Default::default(),
-            pmtu_mask: Default::default(),
+            mtu_shift: Default::default(),
             read_pkts: Default::default(),
             send_rem: Default::default(),
             send_end: Default::default(),
@@ -1066,28 +1038,11 @@ impl<const QA: usize> Logic for Responder<QA> {
         self.off64.lo.next = self.msg_off.q.val();
         self.qp_fits.next = (self.dest_qp.q.val() >> self.k_qa24.val()) == self.k_zero24.val();
         // READ: packets = max(1, ceil(len / pmtu)), pmtu = 2^(code + 7)
-        self.pmtu_shift.next = self.k_sh8.val();
-        self.pmtu_mask.next = self.k_m8.val();
-        if self.pmtu.q.val() == self.k_mtu512.val() {
-            self.pmtu_shift.next = self.k_sh9.val();
-            self.pmtu_mask.next = self.k_m9.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu1024.val() {
-            self.pmtu_shift.next = self.k_sh10.val();
-            self.pmtu_mask.next = self.k_m10.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu2048.val() {
-            self.pmtu_shift.next = self.k_sh11.val();
-            self.pmtu_mask.next = self.k_m11.val();
-        }
-        if self.pmtu.q.val() == self.k_mtu4096.val() {
-            self.pmtu_shift.next = self.k_sh12.val();
-            self.pmtu_mask.next = self.k_m12.val();
-        }
-        self.read_pkts.next = self.reth_len.q.val() >> self.pmtu_shift.val();
-        if (self.reth_len.q.val() & self.pmtu_mask.val()) != self.k_zero32.val() {
+        self.mtu_shift.mtu.next = self.pmtu.q.val();
+        self.read_pkts.next = self.reth_len.q.val() >> self.mtu_shift.shift.val();
+        if (self.reth_len.q.val() & self.mtu_shift.mask.val()) != self.k_zero32.val() {
             self.read_pkts.next =
-                (self.reth_len.q.val() >> self.pmtu_shift.val()) + self.k_one32.val();
+                (self.reth_len.q.val() >> self.mtu_shift.shift.val()) + self.k_one32.val();
         }
         if self.reth_len.q.val() == self.k_zero32.val() {
             self.read_pkts.next = self.k_one32.val();
