@@ -1,4 +1,4 @@
-//! A TX packet: its record (the fields of `tx_arbiter::RECORD_FIELDS`, packed) and its
+//! A TX packet: its record ([`record_layout`], packed) and its
 //! payload stream, each with a valid/ready handshake. The blocks that send (the
 //! requester's Segmenter, ReadResp, AtomicUnit, the responder's ACKs, RspOrder) are
 //! clients; [`TxPath`](crate::tx::tx_path::TxPath) serves a response and a request source.
@@ -8,7 +8,20 @@
 use crate::common::icrc::DATA_BITS;
 use crate::common::skid::Skid;
 use crate::prelude::*;
-use crate::tx::tx_arbiter::RECORD_BITS;
+
+crate::packed_layout!(
+    /// A TX packet record, the fields from bit 0 up: the Ethernet, IPv4 and UDP addressing,
+    /// the BTH (`opcode`, `se`, `ack_req`, `dest_qp`, `psn`), RETH (`va`, `rkey`,
+    /// `dma_len`), AtomicETH (`swap_add`, `compare`), AtomicAckETH (`orig`), AETH
+    /// (`syndrome`, `msn`), ImmDt or IETH (`imm`), the payload's length and the sending QP.
+    record_layout, RecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
+    udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
+    dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
+    payload_len: 16, src_qp: 24
+);
+
+/// Bits of a packed record.
+pub const RECORD_BITS: usize = record_layout::BITS;
 
 port_group! {
     /// A block that sends packet records.

@@ -68,20 +68,13 @@
 //! QP taken before the requester saw it is covered.
 
 use crate::bus::dma_rd::DmaRdClient;
-use crate::bus::record::{PayloadClient, RecordClient};
+use crate::bus::record::{PayloadClient, RecordClient, RecordPack};
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
 use crate::tx::tx_arbiter::RECORD_BITS;
 
-crate::packed_layout!(
-    /// A TX record, the fields of `tx_arbiter::RECORD_FIELDS` from bit 0 up.
-    rec_layout, RecPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32, udp_sport: 16,
-    opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32, dma_len: 32,
-    swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32, payload_len: 16,
-    src_qp: 24
-);
 crate::packed_layout!(
     /// A slot: the record and what the output side needs to send it.
     slot_layout, SlotPack; rec: 658, inline_data: 256, dma: 1, inl: 1, last: 1, qpn: 16,
@@ -93,7 +86,7 @@ crate::unpack_fields!(
     psn: 24
 );
 
-const _: () = assert!(rec_layout::BITS == RECORD_BITS);
+const _: () = assert!(slot_layout::FIELDS[0].1 == RECORD_BITS);
 
 /// Address bits of the slot RAM.
 pub const SLOT_AW: usize = 6;
@@ -273,7 +266,7 @@ pub struct Segmenter<const QA: usize> {
     req_free: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
     kill_job: Signal<Local, Bit>,
-    rec: RecPack,
+    rec: RecordPack,
     slot_in: SlotPack,
     tag8: Cat<2, SLOT_AW, 8>,
 

@@ -54,12 +54,12 @@
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::job::{AtomicArgsServer, JobHdrServer};
-use crate::bus::record::RecordClient;
+use crate::bus::record::{RecordClient, RecordPack};
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
-use crate::responder::read_resp::{RecordPack, SYNDROME_ACK};
+use crate::responder::read_resp::SYNDROME_ACK;
 use rocenic_proto::wire::Opcode;
 
 /// Atomics remembered per QP (the model's `REPLAY_DEPTH`; the bench checks they agree).

@@ -152,7 +152,7 @@ use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::job::{AtomicArgsClient, JobHdrClient, ReadArgsClient};
 use crate::bus::mr::MrClient;
-use crate::bus::record::RecordClient;
+use crate::bus::record::{RecordClient, RecordPack};
 use crate::bus::rx::{ReqHdrServer, RxPayServer};
 use crate::common::cat::Cat;
 use crate::common::mtu_shift::MtuShift;
@@ -193,13 +193,6 @@ crate::unpack_fields!(
     /// The responder state.
     QpsFields, qps_layout; rq_pi: 32, rq_ci: 32, epsn: 24, msn: 24, nak_sent: 1, prog: 2,
     msg_va: 64, msg_key: 32, msg_len: 32, msg_off: 32, rqe_wr_id: 64, rqe_index: 32
-);
-crate::packed_layout!(
-    /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, checked by a test).
-    ack_record_layout, AckRecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
-    udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
-    dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
-    payload_len: 16, src_qp: 24
 );
 
 // FSM states.
@@ -355,7 +348,7 @@ pub struct Responder<const QA: usize> {
     qpa_u: QpaFields,
     qps_u: QpsFields,
     qps_p: QpsPack,
-    rec: AckRecordPack,
+    rec: RecordPack,
     len32: Cat<16, 16, 32>,
     off64: Cat<32, 32, 64>,
     rnr_syn: Cat<3, 5, 8>,

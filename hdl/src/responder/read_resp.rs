@@ -24,8 +24,8 @@
 //!   responses in request order, packed from lane 0, an IOMMU refusal is one beat with
 //!   `err` and `last`). One read of `min(pmtu, rest)` bytes per packet with payload. The
 //!   tag is a running request count (not needed: responses come in order).
-//! - `pkt` (a `RecordClient`, [`RECORD_BITS`]): one packed
-//!   record per response packet, the fields of `RECORD_FIELDS` ([`record_layout`]):
+//! - `pkt` (a `RecordClient`, [`RECORD_BITS`](crate::bus::record::RECORD_BITS)): one packed
+//!   record per response packet, the fields of [`record_layout`](crate::bus::record::record_layout):
 //!   RDMA READ RESPONSE ONLY / FIRST / MIDDLE / LAST, PSN `psn + k` (24-bit wrap), AETH
 //!   (syndrome ACK with credit 0x1f, `msn`; sent on all but MIDDLE), `payload_len`
 //!   `min(pmtu, rest)`, `src_qp` the job's `qpn`; a zero-length READ is one ONLY without
@@ -56,20 +56,11 @@
 
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::job::{JobHdrServer, ReadArgsServer};
-use crate::bus::record::{PayloadClient, RecordClient};
+use crate::bus::record::{PayloadClient, RecordClient, RecordPack};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
-use crate::tx::tx_arbiter::RECORD_BITS;
 use rocenic_proto::wire::{Opcode, Syndrome};
-
-crate::packed_layout!(
-    /// A TX packet record (`tx_arbiter::RECORD_FIELDS`, from bit 0 up).
-    record_layout, RecordPack; dst_mac: 48, src_mac: 48, src_ip: 32, dst_ip: 32,
-    udp_sport: 16, opcode: 8, se: 1, ack_req: 1, dest_qp: 24, psn: 24, va: 64, rkey: 32,
-    dma_len: 32, swap_add: 64, compare: 64, orig: 64, syndrome: 8, msn: 24, imm: 32,
-    payload_len: 16, src_qp: 24
-);
 
 crate::packed_layout!(
     /// One issued response packet waiting for its data (a FIFO entry).
@@ -83,7 +74,6 @@ crate::unpack_fields!(
     udp_sport: 16, dest_qp: 24, msn: 24, opcode: 8, psn: 24, plen: 16, job: 7, last: 1
 );
 
-const _: () = assert!(record_layout::BITS == RECORD_BITS);
 const _: () = assert!(
     (1usize << FIFO_LOG) < (1 << 7),
     "job numbers (7 bits) must outnumber the FIFO's entries"

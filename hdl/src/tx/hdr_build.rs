@@ -1055,7 +1055,7 @@ pub mod model {
     pub fn unpack_record(x: &Bits<RECORD_BITS>, payload: Vec<u8>) -> Record {
         let mut v = [0u64; 21];
         let mut at = 0;
-        for (slot, (_, w)) in v.iter_mut().zip(RECORD_FIELDS) {
+        for (slot, &(_, w)) in v.iter_mut().zip(RECORD_FIELDS) {
             *slot = (0..w).fold(0, |a, i| a | (u64::from(x.get_bit(at + i)) << i));
             at += w;
         }

@@ -28,49 +28,19 @@
 //! - Combinational from input to output (no register on the data): a multiplexer for the
 //!   record bus and one for the payload stream.
 
-use crate::bus::record::{PayloadClient, PayloadServer, RecordClient, RecordServer};
+use crate::bus::record::{record_layout, PayloadClient, PayloadServer, RecordClient, RecordServer};
 use crate::prelude::*;
 
 /// The fields of a packed record, from bit 0 up: (name, bits). Names are the `s_pkt_*`
 /// ports of `HdrBuild`. `src_qp` is the sending (local) QP, not put on the wire: `HdrBuild`
 /// reports it with the frame (`m_tx_qpn`) for the per-QP `TxFrames`/`TxBytes`.
-pub const RECORD_FIELDS: [(&str, usize); 21] = [
-    ("dst_mac", 48),
-    ("src_mac", 48),
-    ("src_ip", 32),
-    ("dst_ip", 32),
-    ("udp_sport", 16),
-    ("opcode", 8),
-    ("se", 1),
-    ("ack_req", 1),
-    ("dest_qp", 24),
-    ("psn", 24),
-    ("va", 64),
-    ("rkey", 32),
-    ("dma_len", 32),
-    ("swap_add", 64),
-    ("compare", 64),
-    ("orig", 64),
-    ("syndrome", 8),
-    ("msn", 24),
-    ("imm", 32),
-    ("payload_len", 16),
-    ("src_qp", 24),
-];
+pub const RECORD_FIELDS: &[(&str, usize)] = record_layout::FIELDS;
 
-/// Bits of a packed record.
-pub const RECORD_BITS: usize = 658;
+pub use crate::bus::record::RECORD_BITS;
 
 /// Bit offset of a field in the packed record.
-pub fn field_offset(name: &str) -> usize {
-    let mut at = 0;
-    for (n, w) in RECORD_FIELDS {
-        if n == name {
-            return at;
-        }
-        at += w;
-    }
-    panic!("no record field {name}")
+pub const fn field_offset(name: &str) -> usize {
+    record_layout::offset(name)
 }
 
 /// Offset of `payload_len` (the arbiter reads it to know whether a payload follows).

@@ -323,7 +323,7 @@ mod tests {
     #[test]
     fn unpack_offsets_match_the_record_table() {
         assert_eq!(UNPACK_OFFSETS.len(), RECORD_FIELDS.len());
-        for ((name, at), (field, _)) in UNPACK_OFFSETS.iter().zip(RECORD_FIELDS) {
+        for ((name, at), &(field, _)) in UNPACK_OFFSETS.iter().zip(RECORD_FIELDS) {
             assert_eq!(*name, field);
             assert_eq!(*at, field_offset(field), "{name}");
         }

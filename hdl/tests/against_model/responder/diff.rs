@@ -705,7 +705,7 @@ impl Rtl {
             if u.ack_pkt.valid.val() && u.ack_pkt.ready.val() {
                 let r = u.ack_pkt.data.val();
                 let f = |n: &str| {
-                    let (at, w) = field(&RECORD_FIELDS, n);
+                    let (at, w) = field(RECORD_FIELDS, n);
                     get(&r, at, w)
                 };
                 let mut h = Hdr::new(
