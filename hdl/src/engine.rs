@@ -81,7 +81,7 @@
 //! - counters: `TxFrames`/`TxBytes` from TxPath, `Duplicates`, `PsnSeqDrops`, `NaksSent`,
 //!   `RnrNaksSent`, `UnknownQpDrops`, `DmaFaults` from the responder (and the completion
 //!   engine's refused CQE writes, and the requester's refused SQ and payload reads and
-//!   result writes); the requester's receive counters (`m_rx_cnt_code`) as the model's
+//!   result writes); the requester's receive counters (`rx_cnt`) as the model's
 //!   `requester_rx` counts them: `NaksReceived`, `RnrNaksReceived`, `Duplicates`,
 //!   `MalformedDrops`, `UnknownQpDrops`; `Retransmits` and `AckTimeouts` from the
 //!   requester's pulses. A counter counted by several blocks takes their pulses through
@@ -109,7 +109,7 @@
 
 use rocenic_proto::abi::regs::Counter;
 
-use crate::bus::cnt::{ReqCntClient, RespCntClient};
+use crate::bus::cnt::{ReqCntClient, RespCntClient, RxCntClient};
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
 use crate::bus::ctl::{CqEvClient, InvClient, QpErrClient, QpErrServer, QpErrShare};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
@@ -249,7 +249,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     k_ev_reset: Constant<Bits<2>>,
     k_ev_destroyed: Constant<Bits<2>>,
     k_ev_error: Constant<Bits<2>>,
-    /// The requester's `m_rx_cnt_code`s.
+    /// The requester's `rx_cnt.code`s.
     k_cnt_nak: Constant<Bits<3>>,
     k_cnt_rnr: Constant<Bits<3>>,
     k_cnt_dup: Constant<Bits<3>>,
@@ -692,10 +692,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         PayloadClient::join(&mut self.sk_rq_pay.m, &mut self.tx.req_pay);
         // The requester's sent pulses and op-ring walk port (for retransmission, not
         // built) and its per-QP receive counters are not used.
-        self.control.s_qc_rx_valid.next =
-            self.req.m_rx_cnt_valid.val() & self.req.m_rx_cnt_per_qp.val();
-        self.control.s_qc_rx_code.next = self.req.m_rx_cnt_code.val();
-        self.control.s_qc_rx_qpn.next = self.req.m_rx_cnt_qpn.val();
+        RxCntClient::<QA>::join(&mut self.req.rx_cnt, &mut self.control.qc_rx);
         self.unused_req_m_op_vendor.next = self.req.m_op_vendor.val();
         self.unused_req_m_sent_valid.next = self.req.m_sent_valid.val();
         self.unused_req_m_sent_qpn.next = self.req.m_sent_qpn.val();
@@ -765,24 +762,24 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.ev_malformed.a.next = self.rx.m_drop_malformed.val();
         self.ev_malformed.b.next = self.rx.m_drop_mac.val();
         self.ev_malformed.c.next = self.rx.m_drop_overflow.val();
-        self.ev_malformed.d.next = self.req.m_rx_cnt_valid.val()
-            & (self.req.m_rx_cnt_code.val() == self.k_cnt_malformed.val());
+        self.ev_malformed.d.next = self.req.rx_cnt.valid.val()
+            & (self.req.rx_cnt.code.val() == self.k_cnt_malformed.val());
         self.incs.malformed_drops.next = self.ev_malformed.y.val();
         self.ev_unknown_qp.a.next = self.rx.m_drop_ip.val();
         self.ev_unknown_qp.b.next = self.resp.cnt.unknown_qp_drops.val();
-        self.ev_unknown_qp.c.next = self.req.m_rx_cnt_valid.val()
-            & (self.req.m_rx_cnt_code.val() == self.k_cnt_unknown_qp.val());
+        self.ev_unknown_qp.c.next = self.req.rx_cnt.valid.val()
+            & (self.req.rx_cnt.code.val() == self.k_cnt_unknown_qp.val());
         self.ev_unknown_qp.d.next = false;
         self.incs.unknown_qp_drops.next = self.ev_unknown_qp.y.val();
         self.incs.naks_received.next =
-            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_nak.val());
+            self.req.rx_cnt.valid.val() & (self.req.rx_cnt.code.val() == self.k_cnt_nak.val());
         self.incs.rnr_naks_received.next =
-            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_rnr.val());
+            self.req.rx_cnt.valid.val() & (self.req.rx_cnt.code.val() == self.k_cnt_rnr.val());
         self.incs.tx_frames.next = self.tx.m_tx_frame.val();
         self.incs.tx_bytes.next = self.tx.m_tx_frame.val();
         self.ev_duplicates.a.next = self.resp.cnt.duplicates.val();
         self.ev_duplicates.b.next =
-            self.req.m_rx_cnt_valid.val() & (self.req.m_rx_cnt_code.val() == self.k_cnt_dup.val());
+            self.req.rx_cnt.valid.val() & (self.req.rx_cnt.code.val() == self.k_cnt_dup.val());
         self.ev_duplicates.c.next = false;
         self.ev_duplicates.d.next = false;
         self.incs.duplicates.next = self.ev_duplicates.y.val();

@@ -41,3 +41,20 @@ port_group! {
     }
     in {}
 }
+
+port_group! {
+    /// The requester's receive counter pulses: `code` is `ReqRxCheck`'s `CNT_*`
+    /// (NaksReceived, RnrNaksReceived, Duplicates, MalformedDrops) or `CNT_UNKNOWN_QP`
+    /// (UnknownQpDrops), counted globally, and for QP `qpn` too when `per_qp`.
+    client RxCntClient = "RxCntClient";
+    /// `QpCounters`' side of [`RxCntClient`] (it counts the `per_qp` pulses).
+    server RxCntServer = "RxCntServer";
+    generics <const QA: usize>;
+    out {
+        valid: Bit,
+        code: Bits<3>,
+        per_qp: Bit,
+        qpn: Bits<QA>,
+    }
+    in {}
+}

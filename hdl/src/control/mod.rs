@@ -20,7 +20,7 @@ pub mod mr_check;
 pub mod qp_counters;
 pub mod regfile;
 
-use crate::bus::cnt::{ReqCntServer, RespCntServer};
+use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer};
 use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
 use crate::bus::ctx::CtxServers;
 use crate::bus::dma_wr::DmaWrClient;
@@ -55,9 +55,7 @@ pub struct Control<const QA: usize, const MA: usize> {
     /// Per-QP counter events (`QpCounters::resp`, `req`, and `s_*` as `s_qc_*`).
     pub qc_resp: RespCntServer<QA>,
     pub qc_req: ReqCntServer<QA>,
-    pub s_qc_rx_valid: Signal<In, Bit>,
-    pub s_qc_rx_code: Signal<In, Bits<3>>,
-    pub s_qc_rx_qpn: Signal<In, Bits<QA>>,
+    pub qc_rx: RxCntServer<QA>,
     pub s_qc_tx_valid: Signal<In, Bit>,
     pub s_qc_tx_qpn: Signal<In, Bits<QA>>,
     pub s_qc_tx_bytes: Signal<In, Bits<16>>,
@@ -90,9 +88,7 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             inv: Default::default(),
             qc_resp: Default::default(),
             qc_req: Default::default(),
-            s_qc_rx_valid: Default::default(),
-            s_qc_rx_code: Default::default(),
-            s_qc_rx_qpn: Default::default(),
+            qc_rx: Default::default(),
             s_qc_tx_valid: Default::default(),
             s_qc_tx_qpn: Default::default(),
             s_qc_tx_bytes: Default::default(),
@@ -142,9 +138,7 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         InvServer::link(&mut self.inv, &mut self.cmd.inv);
         RespCntServer::<QA>::link(&mut self.qc_resp, &mut self.qc.resp);
         ReqCntServer::<QA>::link(&mut self.qc_req, &mut self.qc.req);
-        self.qc.s_rx_valid.next = self.s_qc_rx_valid.val();
-        self.qc.s_rx_code.next = self.s_qc_rx_code.val();
-        self.qc.s_rx_qpn.next = self.s_qc_rx_qpn.val();
+        RxCntServer::<QA>::link(&mut self.qc_rx, &mut self.qc.rx);
         self.qc.s_tx_valid.next = self.s_qc_tx_valid.val();
         self.qc.s_tx_qpn.next = self.s_qc_tx_qpn.val();
         self.qc.s_tx_bytes.next = self.s_qc_tx_bytes.val();
@@ -395,7 +389,7 @@ mod directed {
             u.qc_req.dma_faults.next = false;
             u.qc_req.ack_timeouts.next = false;
             u.qc_req.retransmits.next = false;
-            u.s_qc_rx_valid.next = false;
+            u.qc_rx.valid.next = false;
             u.s_qc_tx_valid.next = false;
         };
         for i in 0..10u64 {
@@ -409,9 +403,10 @@ mod directed {
                 u.qc_req.ack_timeouts.next = true;
                 u.qc_req.retransmits.next = true;
                 u.qc_req.rtx_qpn.next = 5u64.into();
-                u.s_qc_rx_valid.next = i < 3;
-                u.s_qc_rx_qpn.next = 5u64.into();
-                u.s_qc_rx_code.next = crate::requester::req_rx_check::CNT_DUP.into();
+                u.qc_rx.valid.next = i < 3;
+                u.qc_rx.per_qp.next = true;
+                u.qc_rx.qpn.next = 5u64.into();
+                u.qc_rx.code.next = crate::requester::req_rx_check::CNT_DUP.into();
                 u.s_qc_tx_valid.next = i != 4;
                 u.s_qc_tx_qpn.next = (6 - i % 2).into();
                 u.s_qc_tx_bytes.next = (62 + 100 * i).into();
@@ -421,6 +416,13 @@ mod directed {
         pulse(&mut rtl, &|u| {
             u.qc_resp.qpn.next = 5u64.into();
             u.qc_resp.duplicates.next = true;
+        });
+        // Not per QP: the requester's receive pulse without `per_qp`.
+        pulse(&mut rtl, &|u| {
+            u.qc_rx.valid.next = true;
+            u.qc_rx.per_qp.next = false;
+            u.qc_rx.qpn.next = 5u64.into();
+            u.qc_rx.code.next = crate::requester::req_rx_check::CNT_DUP.into();
         });
         let query = |rtl: &mut Rtl, qpn: u32, iova: u64| {
             let st = run(

@@ -51,7 +51,7 @@
 //! while events of that QP arrive sees each counter at some moment between the
 //! operation's start and `m_done`, as the model's counters at the moment the command runs.
 
-use crate::bus::cnt::{ReqCntServer, RespCntServer};
+use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
@@ -329,11 +329,8 @@ pub struct QpCounters<const QA: usize> {
     /// The requester's pulses (`Requester::cnt`): DMA faults and ACK timeouts of QP
     /// `req.qpn`, retransmits of QP `req.rtx_qpn`.
     pub req: ReqCntServer<QA>,
-    /// The requester's receive counters counted per QP (`m_rx_cnt_valid` and
-    /// `m_rx_cnt_per_qp`): `ReqRxCheck`'s `CNT_*` or `CNT_UNKNOWN_QP`, QP `s_rx_qpn`.
-    pub s_rx_valid: Signal<In, Bit>,
-    pub s_rx_code: Signal<In, Bits<3>>,
-    pub s_rx_qpn: Signal<In, Bits<QA>>,
+    /// The requester's receive counter pulses; those with `per_qp` count for QP `rx.qpn`.
+    pub rx: RxCntServer<QA>,
     /// The TX path's frames (`TxPath::m_tx_frame`, `m_tx_bytes`, `m_tx_qpn`): `TxFrames`
     /// + 1 and `TxBytes` + `s_tx_bytes` of QP `s_tx_qpn`, when `s_tx_valid`.
     pub s_tx_valid: Signal<In, Bit>,
@@ -396,6 +393,8 @@ pub struct QpCounters<const QA: usize> {
     k_dup: Constant<Bits<3>>,
     k_malformed: Constant<Bits<3>>,
     k_unknown: Constant<Bits<3>>,
+    /// A receive pulse that counts for its QP.
+    rx_on: Signal<Local, Bit>,
     rx_nak: Signal<Local, Bit>,
     rx_rnr: Signal<Local, Bit>,
     rx_dup: Signal<Local, Bit>,
@@ -416,9 +415,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             reset: Default::default(),
             resp: Default::default(),
             req: Default::default(),
-            s_rx_valid: Default::default(),
-            s_rx_code: Default::default(),
-            s_rx_qpn: Default::default(),
+            rx: Default::default(),
             s_tx_valid: Default::default(),
             s_tx_qpn: Default::default(),
             s_tx_bytes: Default::default(),
@@ -473,6 +470,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             k_dup: k(CNT_DUP),
             k_malformed: k(CNT_MALFORMED),
             k_unknown: k(CNT_UNKNOWN_QP),
+            rx_on: Default::default(),
             rx_nak: Default::default(),
             rx_rnr: Default::default(),
             rx_dup: Default::default(),
@@ -526,23 +524,22 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l4.s_ev_qpn.next = self.req.rtx_qpn.val();
         self.l4.s_ev_a.next = true;
         self.l4.s_ev_b.next = false;
-        self.rx_nak.next = self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_nak.val());
-        self.rx_rnr.next = self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_rnr.val());
-        self.rx_dup.next = self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_dup.val());
-        self.rx_malformed.next =
-            self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_malformed.val());
-        self.rx_unknown.next =
-            self.s_rx_valid.val() & (self.s_rx_code.val() == self.k_unknown.val());
+        self.rx_on.next = self.rx.valid.val() & self.rx.per_qp.val();
+        self.rx_nak.next = self.rx_on.val() & (self.rx.code.val() == self.k_nak.val());
+        self.rx_rnr.next = self.rx_on.val() & (self.rx.code.val() == self.k_rnr.val());
+        self.rx_dup.next = self.rx_on.val() & (self.rx.code.val() == self.k_dup.val());
+        self.rx_malformed.next = self.rx_on.val() & (self.rx.code.val() == self.k_malformed.val());
+        self.rx_unknown.next = self.rx_on.val() & (self.rx.code.val() == self.k_unknown.val());
         self.l5.s_ev_valid.next = self.rx_nak.val() | self.rx_rnr.val();
-        self.l5.s_ev_qpn.next = self.s_rx_qpn.val();
+        self.l5.s_ev_qpn.next = self.rx.qpn.val();
         self.l5.s_ev_a.next = self.rx_nak.val();
         self.l5.s_ev_b.next = self.rx_rnr.val();
         self.l6.s_ev_valid.next = self.rx_dup.val() | self.rx_malformed.val();
-        self.l6.s_ev_qpn.next = self.s_rx_qpn.val();
+        self.l6.s_ev_qpn.next = self.rx.qpn.val();
         self.l6.s_ev_a.next = self.rx_dup.val();
         self.l6.s_ev_b.next = self.rx_malformed.val();
         self.l7.s_ev_valid.next = self.rx_unknown.val();
-        self.l7.s_ev_qpn.next = self.s_rx_qpn.val();
+        self.l7.s_ev_qpn.next = self.rx.qpn.val();
         self.l7.s_ev_a.next = true;
         self.l7.s_ev_b.next = false;
         self.l0.s_ev_b_amt.next = self.one1.val();
@@ -810,10 +807,11 @@ mod tests {
             u.req.ack_timeouts.next = b;
             u.req.retransmits.next = self.rtx.is_some();
             u.req.rtx_qpn.next = (self.rtx.unwrap_or(2) as u64).into();
-            u.s_rx_valid.next = self.rx.is_some();
+            u.rx.valid.next = self.rx.is_some();
+            u.rx.per_qp.next = true;
             let (q, c) = self.rx.unwrap_or((3, CNT_NAK));
-            u.s_rx_qpn.next = (q as u64).into();
-            u.s_rx_code.next = c.into();
+            u.rx.qpn.next = (q as u64).into();
+            u.rx.code.next = c.into();
             u.s_tx_valid.next = self.tx.is_some();
             let (q, n) = self.tx.unwrap_or((4, 0xFFFF));
             u.s_tx_qpn.next = (q as u64).into();

@@ -84,7 +84,7 @@
 //! `rnr_left`, `fails` with status and syndrome = the CQE's `vendor_err`, the delivery, a
 //! failed write -> LOC_ACCESS_ERR, `progress`) -> `retire` (`send_cqe`: wr_id, byte_len =
 //! the op's length, wqe_index, WC opcode, status, vendor_err; an error op -> the QP-error
-//! pulse as `enter_error` is entered). Receive counters come out on `m_rx_cnt_*`
+//! pulse as `enter_error` is entered). Receive counters come out on `rx_cnt`
 //! (NaksReceived, RnrNaksReceived, Duplicates, MalformedDrops, UnknownQpDrops), a refused
 //! write on `cnt.dma_faults`.
 //!
@@ -234,7 +234,7 @@ pub mod req_rx_check;
 pub mod segmenter;
 pub mod wqe_fetch;
 
-use crate::bus::cnt::ReqCntClient;
+use crate::bus::cnt::{ReqCntClient, RxCntClient};
 use crate::bus::cqe::CqeClient;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
@@ -335,7 +335,7 @@ const ST_FLUSH: u64 = WcStatus::WrFlushErr.code() as u64;
 const QPS_ERR: u64 = QpState::Err.code() as u64;
 const ST_RETRY_EXC: u64 = WcStatus::RetryExcErr.code() as u64;
 
-/// `m_rx_cnt_code` of a response for a QP that cannot take it (UnknownQpDrops); the other
+/// `rx_cnt.code` of a response for a QP that cannot take it (UnknownQpDrops); the other
 /// codes are [`ReqRxCheck`]'s `CNT_*`.
 pub const CNT_UNKNOWN_QP: u64 = 5;
 
@@ -413,13 +413,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
     /// op's local IOVA + offset, an atomic's original value (8 bytes); one request per
     /// response, data from lane 0, one status per write.
     pub dma_wr: DmaWrClient,
-    /// Receive counters (pulse): `m_rx_cnt_code` is `ReqRxCheck`'s `CNT_*` (NaksReceived,
+    /// Receive counters (pulse): `rx_cnt.code` is `ReqRxCheck`'s `CNT_*` (NaksReceived,
     /// RnrNaksReceived, Duplicates, MalformedDrops) or [`CNT_UNKNOWN_QP`]; counted for QP
-    /// `m_rx_cnt_qpn` too when `m_rx_cnt_per_qp` (else only globally).
-    pub m_rx_cnt_valid: Signal<Out, Bit>,
-    pub m_rx_cnt_code: Signal<Out, Bits<3>>,
-    pub m_rx_cnt_per_qp: Signal<Out, Bit>,
-    pub m_rx_cnt_qpn: Signal<Out, Bits<QA>>,
+    /// `rx_cnt.qpn` too when `rx_cnt.per_qp` (else only globally).
+    pub rx_cnt: RxCntClient<QA>,
 
     /// The op ring's walk port (for the receive half and `ReqRxCheck`): op `slot` of QP
     /// `qpn` (slot = SQ index mod 16; the oldest is `qpr.sq_ci`), fields one cycle later.
@@ -836,10 +833,7 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rsp: Default::default(),
             rsp_pay: Default::default(),
             dma_wr: Default::default(),
-            m_rx_cnt_valid: Default::default(),
-            m_rx_cnt_code: Default::default(),
-            m_rx_cnt_per_qp: Default::default(),
-            m_rx_cnt_qpn: Default::default(),
+            rx_cnt: Default::default(),
             m_op_vendor: Default::default(),
             chk: Default::default(),
             orig512: Default::default(),
@@ -1900,16 +1894,16 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         self.unused_dlv_len.next = self.chk.m_dlv_len.val();
         self.unused_activate.next = self.chk.m_activate.val();
-        self.m_rx_cnt_valid.next = ((self.state.q.val() == self.k_rx_dec.val())
+        self.rx_cnt.valid.next = ((self.state.q.val() == self.k_rx_dec.val())
             & (self.chk.m_count.val() != self.k_zero3.val()))
             | (self.state.q.val() == self.k_rx_unk.val());
-        self.m_rx_cnt_code.next = self.chk.m_count.val();
+        self.rx_cnt.code.next = self.chk.m_count.val();
         if self.state.q.val() == self.k_rx_unk.val() {
-            self.m_rx_cnt_code.next = self.k_cnt_unk.val();
+            self.rx_cnt.code.next = self.k_cnt_unk.val();
         }
-        self.m_rx_cnt_per_qp.next =
+        self.rx_cnt.per_qp.next =
             !((self.state.q.val() == self.k_rx_unk.val()) & self.rx_glob.q.val());
-        self.m_rx_cnt_qpn.next = self.qpn.q.val();
+        self.rx_cnt.qpn.next = self.qpn.q.val();
 
         // ---- the receive half: ring reads and the rewritten entries ----
         // (an apply pass rewrites each op: acknowledged / failed; the delivered op counts its
@@ -2455,7 +2449,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_ret_rd.val();
         }
         if self.state.q.val() == self.k_rx_unk.val() {
-            // UnknownQpDrops (m_rx_cnt_*), the payload drained
+            // UnknownQpDrops (rx_cnt), the payload drained
             self.rx_unk.d.next = true;
             self.state.d.next = self.k_rx_drain.val();
         }

@@ -998,11 +998,11 @@ impl Rtl {
         if u.cnt.retransmits.val() {
             out.rtx_pulses += 1;
         }
-        if u.m_rx_cnt_valid.val() {
+        if u.rx_cnt.valid.val() {
             out.rx_cnts.push((
-                u.m_rx_cnt_code.val().to_u64() as u8,
-                u.m_rx_cnt_per_qp.val(),
-                u.m_rx_cnt_qpn.val().to_u32(),
+                u.rx_cnt.code.val().to_u64() as u8,
+                u.rx_cnt.per_qp.val(),
+                u.rx_cnt.qpn.val().to_u32(),
             ));
         }
         if u.cqe.valid.val() && u.cqe.ready.val() {
