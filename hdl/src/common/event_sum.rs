@@ -5,7 +5,7 @@
 //!  a, b, c, d --> backlog + a + b + c + d --> y = (sum != 0) --> backlog' = sum - y
 //! ```
 //!
-//! A global counter adds at most one event a cycle (`regfile`'s `cnt_inc` is a bit per
+//! A global counter adds at most one event a cycle (`regfile`'s `cnt.inc` is a bit per
 //! counter), but several blocks count the same counter: the RX port, the responder and the
 //! requester all count UnknownQpDrops, and two of them can drop a frame in the same cycle.
 //! An OR of their pulses would count those once. Here the pulses of a cycle join a backlog

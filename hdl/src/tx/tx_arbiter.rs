@@ -45,6 +45,7 @@ pub const fn field_offset(name: &str) -> usize {
 
 /// Offset of `payload_len` (the arbiter reads it to know whether a payload follows).
 const PAYLOAD_LEN_AT: usize = 618;
+const _: () = assert!(field_offset("payload_len") == PAYLOAD_LEN_AT);
 
 /// Packs field values (same order as [`RECORD_FIELDS`]) into a record bus.
 pub fn pack(values: &[u64; 21]) -> Bits<RECORD_BITS> {
@@ -110,12 +111,6 @@ impl Default for TxArbiter {
 
 impl TxArbiter {
     pub fn new() -> TxArbiter {
-        assert_eq!(
-            RECORD_FIELDS.iter().map(|f| f.1).sum::<usize>(),
-            RECORD_BITS,
-            "record width"
-        );
-        assert_eq!(field_offset("payload_len"), PAYLOAD_LEN_AT);
         TxArbiter {
             clock: Default::default(),
             reset: Default::default(),

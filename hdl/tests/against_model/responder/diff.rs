@@ -23,6 +23,7 @@
 //! bench sends as the command engine's flush request), and the RQ consumer index after.
 
 use rocenic_hdl::bench::{Bench, Rng};
+use rocenic_hdl::bus::cnt::RespCntClient;
 use rocenic_hdl::common::icrc::beat_from_bytes;
 use rocenic_hdl::control::ctx_tables::*;
 use rocenic_hdl::prelude::*;
@@ -339,6 +340,19 @@ pub(crate) fn get<const W: usize>(e: &Bits<W>, at: usize, w: usize) -> u64 {
 }
 
 /// Shared with the scripted bench (`super::tests`) and the requester's bench.
+/// The responder's six counter pulses this cycle, in the order of both benches'
+/// `counters`: Duplicates, PsnSeqDrops, NaksSent, RnrNaksSent, UnknownQpDrops, DmaFaults.
+pub(crate) fn cnt_pulses<const Q: usize>(c: &RespCntClient<Q>) -> [bool; 6] {
+    [
+        c.duplicates.val(),
+        c.psn_seq_drops.val(),
+        c.naks_sent.val(),
+        c.rnr_naks_sent.val(),
+        c.unknown_qp_drops.val(),
+        c.dma_faults.val(),
+    ]
+}
+
 pub(crate) fn field(fields: &[(&str, usize)], name: &str) -> (usize, usize) {
     let mut at = 0;
     for &(n, w) in fields {
@@ -862,17 +876,7 @@ impl Rtl {
                 // The command engine's part: the QP enters the error state.
                 set(&mut self.qpa[q as usize], qpa_layout::FIELDS, "state", 6);
             }
-            for (i, c) in [
-                u.cnt.duplicates.val(),
-                u.cnt.psn_seq_drops.val(),
-                u.cnt.naks_sent.val(),
-                u.cnt.rnr_naks_sent.val(),
-                u.cnt.unknown_qp_drops.val(),
-                u.cnt.dma_faults.val(),
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            for (i, c) in cnt_pulses(&u.cnt).into_iter().enumerate() {
                 out.counters[i] += u64::from(c);
             }
             let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();

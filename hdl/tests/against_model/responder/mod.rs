@@ -3,7 +3,7 @@
 
 pub(crate) mod diff;
 
-use diff::{field, get, put};
+use diff::{cnt_pulses, field, get, put};
 use rocenic_hdl::bench::Bench;
 use rocenic_hdl::common::icrc::beat_from_bytes;
 use rocenic_hdl::control::ctx_tables::*;
@@ -361,17 +361,7 @@ impl Env {
             if u.qp_err.valid.val() {
                 out.qp_err += 1;
             }
-            for (i, c) in [
-                u.cnt.duplicates.val(),
-                u.cnt.psn_seq_drops.val(),
-                u.cnt.naks_sent.val(),
-                u.cnt.rnr_naks_sent.val(),
-                u.cnt.unknown_qp_drops.val(),
-                u.cnt.dma_faults.val(),
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            for (i, c) in cnt_pulses(&u.cnt).into_iter().enumerate() {
                 out.counters[i] += usize::from(c);
             }
             let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();
