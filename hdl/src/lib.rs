@@ -73,7 +73,8 @@
 //! - [`common::gf2_step::Gf2Step`]: `y = en ? M·x : x`, for log-depth "advance by k" chains.
 //! - [`dma::dma_rd_mux::DmaReadMux`], [`dma::dma_wr_mux::DmaWriteMux`]: two DMA clients on one port
 //!   (round robin; read responses routed by a tag bit, write statuses by a FIFO of clients);
-//!   [`dma::fabric::DmaFabric`]: the tree of them, their register slices and status routing.
+//!   [`dma::fabric::DmaFabric`]: the tree of them, their register slices and status routing;
+//!   [`dma::slice`]: a DMA group's register slices and a client's tag adapter.
 //! - [`completion::Completion`]: the CQ table and CQE writes with the phase rule;
 //!   [`completion::cqe_beat::CqeBeat`] lays a CQE out as one beat.
 //! - [`requester::qp_timers::QpTimers`]: one ACK/RNR deadline per QP in block RAM, scanned round

@@ -3,3 +3,4 @@
 pub mod dma_rd_mux;
 pub mod dma_wr_mux;
 pub mod fabric;
+pub mod slice;
