@@ -13,6 +13,7 @@
 //! bytes too).
 
 pub mod cmd;
+pub mod counter_events;
 pub mod ctx_tables;
 pub mod driver;
 pub mod leaves;
