@@ -58,9 +58,10 @@
 //! - QP errors to the command engine (`qpa.state` to ERR) through a `QpErrShare`
 //!   (`bus::ctl`): the responder's handshake first, the requester's pulse held in a
 //!   one-entry latch until taken;
-//! - QP events: RESET/DESTROYED clear the QP's replay cache ([`AtomicUnit`]) and the
-//!   requester's per-QP bookkeeping (`s_qp_clr_*`), taken when the requester can take it;
-//!   ERROR (MODIFY_QP to ERR) flushes the responder's receives;
+//! - QP events through a `QpEvSplit` (`control::qpev_split`): RESET/DESTROYED clear the
+//!   QP's replay cache ([`AtomicUnit`]) and the requester's per-QP bookkeeping (`qp_clr`),
+//!   taken when the requester can take it; ERROR (MODIFY_QP to ERR) flushes the
+//!   responder's receives (`flush`);
 //! - MAC TX: the ACK/NAK records, the READ responses and the atomic ACKs through
 //!   [`RspOrder`] into [`TxPath`]'s response source, in the order the responder decided
 //!   them (the model's one response queue: an ACK never overtakes an earlier READ's
@@ -82,7 +83,7 @@
 //!   [`CounterEvents`] (`control::counter_events`: which block counts what, and the
 //!   counters several blocks count, none lost when two coincide) into the register file;
 //!   the pulses that name a QP also go to the per-QP counters (`QpCounters`, in
-//!   `Control`; `TxFrames`/`TxBytes` with TxPath's `m_tx_qpn`, the sending QP every TX
+//!   `Control`; `TxFrames`/`TxBytes` with TxPath's `tx_cnt.qpn`, the sending QP every TX
 //!   record carries as `src_qp`);
 //!   QUERY_QP_COUNTERS's DMA write goes through the fabric beside the completion
 //!   engine's CQE writes.
@@ -103,25 +104,26 @@
 //! Inputs and sub-block outputs nothing reads go to locals named `unused_*` (the lint
 //! convention of `lib.rs`).
 
-use crate::bus::cnt::{ReqCntClient, RespCntClient, RxCntClient};
+use crate::bus::cnt::{ReqCntClient, RespCntClient, RxCntClient, TxCntClient};
 use crate::bus::cqe::{CqeClient, CqeServer, CqeShare};
-use crate::bus::ctl::{CqEvClient, InvClient, QpErrClient, QpErrServer, QpErrShare};
+use crate::bus::ctl::{
+    CqEvClient, InvClient, QpClrClient, QpErrClient, QpErrServer, QpErrShare, QpEvClient,
+};
 use crate::bus::ctx::{CtxRdClient, CtxRdServer, CtxRdShare, CtxWrClient};
 use crate::bus::dma_rd::DmaRdServer;
 use crate::bus::dma_wr::DmaWrServer;
 use crate::bus::job::{AtomicArgsClient, JobHdrClient, ReadArgsClient};
 use crate::bus::mr::{MrClient, MrServer, MrShare};
 use crate::bus::record::{PayloadClient, PayloadSlice, RecordClient, RecordSlice};
-use crate::bus::reg::{CntIncClient, REG_ADDR_BITS};
+use crate::bus::reg::{CntIncClient, CqDbClient, QDbClient, REG_ADDR_BITS};
 use crate::bus::rx::{ReqHdrClient, RspHdrClient, RxHdrClient, RxPayClient};
 use crate::common::cat::Cat;
 use crate::common::job_slice::JobSlice;
 use crate::completion::Completion;
-use crate::control::cmd::{QPEV_DESTROYED, QPEV_ERROR, QPEV_RESET};
 use crate::control::counter_events::CounterEvents;
 use crate::control::ctx_tables::*;
 use crate::control::mr_check::MrCheck;
-use crate::control::regfile::{DB_RQ, DB_SQ};
+use crate::control::qpev_split::QpEvSplit;
 use crate::control::Control;
 use crate::dma::fabric::DmaFabric;
 use crate::prelude::*;
@@ -215,6 +217,8 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     mac_cat: Cat<16, 32, 48>,
     /// Every block's pulses for the global counters (`control::counter_events`).
     gcnt: CounterEvents<QA>,
+    /// The command engine's QP events to the blocks that forget a QP's state.
+    qpev_split: QpEvSplit<QA>,
     /// The DMA read and write fabric (`dma::fabric`).
     dma: DmaFabric,
     cqe_share: CqeShare,
@@ -227,16 +231,7 @@ pub struct Engine<const QA: usize, const MA: usize, const QS: usize> {
     qe_share: QpErrShare<QA>,
     zero8: Constant<Bits<8>>,
     zero64: Constant<Bits<64>>,
-    k_db_rq: Constant<Bits<2>>,
-    k_db_sq: Constant<Bits<2>>,
     zero4: Constant<Bits<4>>,
-    k_ev_reset: Constant<Bits<2>>,
-    k_ev_destroyed: Constant<Bits<2>>,
-    k_ev_error: Constant<Bits<2>>,
-    unused_ctl_db_index: Signal<Local, Bits<16>>,
-    /// The TX frame's QP is 24 bits; the per-QP counters take its low `QA`.
-    unused_tx_m_tx_qpn: Signal<Local, Bits<24>>,
-    unused_ctl_cq_db_cqn: Signal<Local, Bits<16>>,
     unused_ctl_s_cq_rd_ready: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_valid: Signal<Local, Bit>,
     unused_ctl_m_cq_rd_data: Signal<Local, CqEntry>,
@@ -327,17 +322,10 @@ impl<const QA: usize, const MA: usize, const QS: usize> Engine<QA, MA, QS> {
             sk_pay: Default::default(),
             mac_cat: Default::default(),
             gcnt: Default::default(),
+            qpev_split: Default::default(),
             zero8: Constant::new(0u64.to_bits()),
             zero64: Constant::new(0u64.to_bits()),
-            k_db_rq: Constant::new(DB_RQ.to_bits()),
-            k_db_sq: Constant::new(DB_SQ.to_bits()),
             zero4: Constant::new(0u64.to_bits()),
-            k_ev_reset: Constant::new(QPEV_RESET.to_bits()),
-            k_ev_destroyed: Constant::new(QPEV_DESTROYED.to_bits()),
-            k_ev_error: Constant::new(QPEV_ERROR.to_bits()),
-            unused_ctl_db_index: Default::default(),
-            unused_tx_m_tx_qpn: Default::default(),
-            unused_ctl_cq_db_cqn: Default::default(),
             unused_ctl_s_cq_rd_ready: Default::default(),
             unused_ctl_m_cq_rd_valid: Default::default(),
             unused_ctl_m_cq_rd_data: Default::default(),
@@ -442,55 +430,20 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         RxPayClient::join(&mut self.disp.rsp_pay, &mut self.req.rsp_pay);
 
         // ---- doorbells: RQ -> responder, CQ -> completion engine, SQ -> requester ----
-        self.resp.s_rq_db_valid.next =
-            self.control.db.valid.val() & (self.control.db.kind.val() == self.k_db_rq.val());
-        self.resp.s_rq_db_qpn.next = self.control.db.index.val().get_bits::<QA>(0);
-        self.resp.s_rq_db_pi.next = self.control.db.value.val();
         // CQ doorbells have their own stream: the requester and responder may stall on a
         // full CQ while an SQ/RQ doorbell waits for them.
-        self.cpl.s_db_valid.next = self.control.cq_db.valid.val();
-        self.cpl.s_db_cqn.next = self.control.cq_db.cqn.val().get_bits::<8>(0);
-        self.cpl.s_db_ci.next = self.control.cq_db.ci.val();
-        self.control.cq_db.ready.next = self.cpl.s_db_ready.val();
-        self.req.s_sq_db_valid.next =
-            self.control.db.valid.val() & (self.control.db.kind.val() == self.k_db_sq.val());
-        self.req.s_sq_db_qpn.next = self.control.db.index.val().get_bits::<QA>(0);
-        self.req.s_sq_db_pi.next = self.control.db.value.val();
-        self.control.db.ready.next = ((self.control.db.kind.val() == self.k_db_rq.val())
-            & self.resp.s_rq_db_ready.val())
-            | ((self.control.db.kind.val() == self.k_db_sq.val()) & self.req.s_sq_db_ready.val())
-            | ((self.control.db.kind.val() != self.k_db_rq.val())
-                & (self.control.db.kind.val() != self.k_db_sq.val()));
-        self.unused_ctl_db_index.next = self.control.db.index.val();
-        self.unused_ctl_cq_db_cqn.next = self.control.cq_db.cqn.val();
+        QDbClient::<QA>::join(&mut self.control.rq_db, &mut self.resp.rq_db);
+        QDbClient::<QA>::join(&mut self.control.sq_db, &mut self.req.sq_db);
+        CqDbClient::join(&mut self.control.cq_db, &mut self.cpl.db);
 
         // ---- command events: CREATE_CQ -> completion engine, QP reset/destroy -> replay cache ----
         CqEvClient::join(&mut self.control.cqev, &mut self.cpl.cfg);
-        // MODIFY_QP to ERR: the responder flushes the QP's receives (its one-entry latch
-        // holds the event back while full; the other kinds are always taken).
-        // RESET/DESTROYED: the requester's op-ring bookkeeping and the replay cache are
-        // cleared (the event is taken when the requester can take it; the replay cache
-        // takes it in the same cycle).
-        self.control.qpev.ready.next = ((self.control.qpev.kind.val() != self.k_ev_error.val())
-            & (self.control.qpev.kind.val() != self.k_ev_reset.val())
-            & (self.control.qpev.kind.val() != self.k_ev_destroyed.val()))
-            | ((self.control.qpev.kind.val() == self.k_ev_error.val())
-                & self.resp.s_flush_ready.val())
-            | (((self.control.qpev.kind.val() == self.k_ev_reset.val())
-                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()))
-                & self.req.s_qp_clr_ready.val());
-        self.resp.s_flush_valid.next =
-            self.control.qpev.valid.val() & (self.control.qpev.kind.val() == self.k_ev_error.val());
-        self.resp.s_flush_qpn.next = self.control.qpev.qpn.val();
-        self.atom.s_clear_valid.next = self.control.qpev.valid.val()
-            & ((self.control.qpev.kind.val() == self.k_ev_reset.val())
-                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()))
-            & self.req.s_qp_clr_ready.val();
-        self.atom.s_clear_qpn.next = self.control.qpev.qpn.val();
-        self.req.s_qp_clr_valid.next = self.control.qpev.valid.val()
-            & ((self.control.qpev.kind.val() == self.k_ev_reset.val())
-                | (self.control.qpev.kind.val() == self.k_ev_destroyed.val()));
-        self.req.s_qp_clr_qpn.next = self.control.qpev.qpn.val();
+        // MODIFY_QP to ERR: the responder flushes the QP's receives; RESET/DESTROYED: the
+        // requester's op-ring bookkeeping and the replay cache are cleared (QpEvSplit).
+        QpEvClient::<QA>::join(&mut self.control.qpev, &mut self.qpev_split.s);
+        QpClrClient::<QA>::join(&mut self.qpev_split.flush, &mut self.resp.flush);
+        QpClrClient::<QA>::join(&mut self.qpev_split.clear, &mut self.req.qp_clr);
+        QpClrClient::<QA>::join(&mut self.qpev_split.replay, &mut self.atom.clear);
 
         // ---- context tables <-> responder ----
         // qpc and qpa: one datapath read port each, shared by the responder (first) and
@@ -704,8 +657,8 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         self.gcnt.drop_mac.next = self.rx.m_drop_mac.val();
         self.gcnt.drop_overflow.next = self.rx.m_drop_overflow.val();
         self.gcnt.drop_ip.next = self.rx.m_drop_ip.val();
-        self.gcnt.tx_frame.next = self.tx.m_tx_frame.val();
-        self.gcnt.tx_bytes.next = self.tx.m_tx_bytes.val();
+        TxCntClient::join(&mut self.tx.tx_cnt, &mut self.gcnt.tx);
+        TxCntClient::join(&mut self.tx.tx_cnt, &mut self.control.qc_tx);
         self.gcnt.cpl_dma_fault.next = self.cpl.m_dma_fault.val();
         RespCntClient::<QA>::join(&mut self.resp.cnt, &mut self.gcnt.resp);
         ReqCntClient::<QA>::join(&mut self.req.cnt, &mut self.gcnt.req);
@@ -713,10 +666,6 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         CntIncClient::join(&mut self.gcnt.cnt, &mut self.control.cnt);
         RespCntClient::<QA>::join(&mut self.resp.cnt, &mut self.control.qc_resp);
         ReqCntClient::<QA>::join(&mut self.req.cnt, &mut self.control.qc_req);
-        self.control.s_qc_tx_valid.next = self.tx.m_tx_frame.val();
-        self.control.s_qc_tx_qpn.next = self.tx.m_tx_qpn.val().get_bits::<QA>(0);
-        self.control.s_qc_tx_bytes.next = self.tx.m_tx_bytes.val();
-        self.unused_tx_m_tx_qpn.next = self.tx.m_tx_qpn.val();
     }
 }
 

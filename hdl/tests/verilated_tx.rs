@@ -17,8 +17,7 @@ use rocenic_proto::wire::Opcode;
 
 /// The C++ bench: reads the records (21 hex fields each), the payload beats and per cycle
 /// (offer record, offer payload beat, MAC ready); holds what it offers until it transfers;
-/// prints every MAC beat as 16 hex words, keep, last, and `m_tx_frame m_tx_bytes
-/// m_tx_qpn`.
+/// prints every MAC beat as 16 hex words, keep, last, and `tx_cnt`'s `frame bytes qpn`.
 fn bench_cpp() -> String {
     let mut set = String::new();
     for (i, (name, _)) in RECORD_FIELDS.iter().enumerate() {
@@ -83,8 +82,8 @@ int main(int argc, char** argv) {{
         if (top->m_axis_tvalid && top->m_axis_tready) {{
             for (int i = 0; i < 16; i++) printf("%x ", (unsigned)top->m_axis_tdata[i]);
             printf("%llx %d %d %u %u\n", (unsigned long long)top->m_axis_tkeep,
-                   (int)top->m_axis_tlast, (int)top->m_tx_frame, (unsigned)top->m_tx_bytes,
-                   (unsigned)top->m_tx_qpn);
+                   (int)top->m_axis_tlast, (int)top->tx_cnt__024frame, (unsigned)top->tx_cnt__024bytes,
+                   (unsigned)top->tx_cnt__024qpn);
             frames += top->m_axis_tlast;
         }}
         tick();
@@ -213,7 +212,7 @@ fn verilated_hdr_build_matches_the_model() {
         let n = keep.trailing_ones() as usize;
         partial.extend_from_slice(&bytes[..n]);
         if f[17] == "1" {
-            assert_eq!(f[18], "1", "m_tx_frame with tlast");
+            assert_eq!(f[18], "1", "tx_cnt.frame with tlast");
             frames.push((
                 std::mem::take(&mut partial),
                 f[19].parse().expect("bytes"),
@@ -231,8 +230,8 @@ fn verilated_hdr_build_matches_the_model() {
             r.payload.len(),
             got.iter().zip(&want).position(|(a, b)| a != b)
         );
-        assert_eq!(*counted, want.len() as u64, "m_tx_bytes of frame {i}");
-        assert_eq!(*qpn, r.src_qp, "m_tx_qpn of frame {i}");
+        assert_eq!(*counted, want.len() as u64, "tx_cnt.bytes of frame {i}");
+        assert_eq!(*qpn, r.src_qp, "tx_cnt.qpn of frame {i}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

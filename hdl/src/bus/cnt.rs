@@ -58,3 +58,18 @@ port_group! {
     }
     in {}
 }
+
+port_group! {
+    /// A frame sent (`TxPath`, as its last beat leaves): its length in bytes (Ethernet
+    /// header to ICRC) and its sending QP (the record's `src_qp`, 24 bits as on the wire),
+    /// for `TxFrames` and `TxBytes`, globally and per QP.
+    client TxCntClient = "TxCntClient";
+    /// The counters' side of [`TxCntClient`].
+    server TxCntServer = "TxCntServer";
+    out {
+        frame: Bit,
+        bytes: Bits<16>,
+        qpn: Bits<24>,
+    }
+    in {}
+}

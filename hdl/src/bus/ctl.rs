@@ -7,6 +7,23 @@ use crate::completion::{CQN_BITS, IOVA64_BITS, LOG_BITS};
 use crate::prelude::*;
 
 port_group! {
+    /// A QP whose state a datapath block forgets (a QP event, as `QpEvSplit` hands it out
+    /// by kind): the responder's flush of a QP moved to ERR, the requester's op-ring clear
+    /// and the replay cache's of a QP reset or destroyed.
+    client QpClrClient = "QpClrClient";
+    /// The datapath block's side of [`QpClrClient`].
+    server QpClrServer = "QpClrServer";
+    generics <const QA: usize>;
+    out {
+        valid: Bit,
+        qpn: Bits<QA>,
+    }
+    in {
+        ready: Bit,
+    }
+}
+
+port_group! {
     /// A QP event of the command engine (`kind`: `cmd::QPEV_*`), for the datapath.
     client QpEvClient = "QpEvClient";
     /// The datapath's side of [`QpEvClient`].

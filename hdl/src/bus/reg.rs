@@ -79,6 +79,23 @@ port_group! {
 }
 
 port_group! {
+    /// One queue's doorbell, as `DbSplit` sends it to its sequencer: the QP and the
+    /// host's new producer index of its SQ (to the requester) or RQ (to the responder).
+    client QDbClient = "QDbClient";
+    /// The sequencer's side of [`QDbClient`].
+    server QDbServer = "QDbServer";
+    generics <const QA: usize>;
+    out {
+        valid: Bit,
+        qpn: Bits<QA>,
+        pi: Bits<32>,
+    }
+    in {
+        ready: Bit,
+    }
+}
+
+port_group! {
     /// A CQ doorbell: the CQ and the host's new consumer index.
     client CqDbClient = "CqDbClient";
     /// The completion engine's side of [`CqDbClient`].

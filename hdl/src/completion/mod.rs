@@ -29,6 +29,7 @@ pub mod cqe_beat;
 use crate::bus::cqe::CqeServer;
 use crate::bus::ctl::CqEvServer;
 use crate::bus::dma_wr::DmaWrClient;
+use crate::bus::reg::CqDbServer;
 use crate::common::cat::Cat;
 use crate::completion::cqe_beat::{CqeBeat, CQE_BITS, CQE_BYTES};
 use crate::prelude::*;
@@ -67,11 +68,9 @@ pub struct Completion {
     /// (the command FSM has checked both). Zeroes the CQ's producer and consumer index.
     pub cfg: CqEvServer,
 
-    /// CQ doorbell: the host's new consumer index.
-    pub s_db_valid: Signal<In, Bit>,
-    pub s_db_ready: Signal<Out, Bit>,
-    pub s_db_cqn: Signal<In, Bits<CQN_BITS>>,
-    pub s_db_ci: Signal<In, Bits<32>>,
+    /// CQ doorbell: the host's new consumer index (the CQ is the low `CQN_BITS` of
+    /// `cqn`).
+    pub db: CqDbServer,
 
     /// A completion to write (the CQE fields of `rocenic_proto::abi::cqe::Cqe`).
     pub cqe: CqeServer,
@@ -110,6 +109,8 @@ pub struct Completion {
     st_req: Constant<Bits<2>>,
     st_data: Constant<Bits<2>>,
     zero32: Constant<Bits<32>>,
+    /// A doorbell's CQ number above `CQN_BITS`.
+    unused_db_cqn: Signal<Local, Bits<16>>,
     one32: Constant<Bits<32>>,
     zero58: Constant<Bits<IOVA64_BITS>>,
     one58: Constant<Bits<IOVA64_BITS>>,
@@ -135,10 +136,7 @@ impl Default for Completion {
             clock: Default::default(),
             reset: Default::default(),
             cfg: Default::default(),
-            s_db_valid: Default::default(),
-            s_db_ready: Default::default(),
-            s_db_cqn: Default::default(),
-            s_db_ci: Default::default(),
+            db: Default::default(),
             cqe: Default::default(),
             dma_wr: Default::default(),
             m_dma_fault: Default::default(),
@@ -167,6 +165,7 @@ impl Default for Completion {
             st_req: Constant::new(REQ.to_bits()),
             st_data: Constant::new(DATA.to_bits()),
             zero32: Constant::new(0u64.to_bits()),
+            unused_db_cqn: Default::default(),
             one32: Constant::new(1u64.to_bits()),
             zero58: Constant::new(0u64.to_bits()),
             one58: Constant::new(1u64.to_bits()),
@@ -217,7 +216,8 @@ impl Logic for Completion {
         // ---- CREATE_CQ (only between CQEs) and doorbells ----
         self.take_cfg.next = self.cfg.valid.val() & (self.state.q.val() == self.st_idle.val());
         self.cfg.ready.next = self.state.q.val() == self.st_idle.val();
-        self.s_db_ready.next = !self.take_cfg.val();
+        self.db.ready.next = !self.take_cfg.val();
+        self.unused_db_cqn.next = self.db.cqn.val();
         self.cfg_word.hi.next = self.cfg.iova64.val();
         self.cfg_word.lo.next = self.cfg.log.val();
         self.cfg_ram.write_address.next = self.cfg.cqn.val();
@@ -228,9 +228,9 @@ impl Logic for Completion {
             self.ci_ram.write_data.next = self.zero32.val();
             self.ci_ram.write_enable.next = true;
         } else {
-            self.ci_ram.write_address.next = self.s_db_cqn.val();
-            self.ci_ram.write_data.next = self.s_db_ci.val();
-            self.ci_ram.write_enable.next = self.s_db_valid.val();
+            self.ci_ram.write_address.next = self.db.cqn.val().get_bits::<CQN_BITS>(0);
+            self.ci_ram.write_data.next = self.db.ci.val();
+            self.ci_ram.write_enable.next = self.db.valid.val();
         }
 
         // ---- CQEs ----
@@ -448,10 +448,10 @@ mod tests {
             if let Some((i, c)) = &offered {
                 drive_cqe(u, cqs[*i].cqn, c);
             }
-            u.s_db_valid.next = db.is_some();
+            u.db.valid.next = db.is_some();
             if let Some((cqn, ci)) = db {
-                u.s_db_cqn.next = u64::from(cqn).into();
-                u.s_db_ci.next = u64::from(ci).into();
+                u.db.cqn.next = u64::from(cqn).into();
+                u.db.ci.next = u64::from(ci).into();
             }
             u.dma_wr.req_ready.next = rng.percent(pattern.ready_pct);
             u.dma_wr.data_ready.next = rng.percent(pattern.ready_pct);
@@ -461,7 +461,7 @@ mod tests {
             b.settle();
             let u = &b.uut;
             assert!(
-                db.is_none() || u.s_db_ready.val(),
+                db.is_none() || u.db.ready.val(),
                 "doorbells are taken at once"
             );
             if u.cqe.valid.val() && u.cqe.ready.val() {
@@ -568,11 +568,11 @@ mod tests {
             "held while full"
         );
         // The host consumes one: the held CQE goes to slot 0, second lap, phase 0.
-        b.uut.s_db_valid.next = true;
-        b.uut.s_db_cqn.next = 9u64.into();
-        b.uut.s_db_ci.next = 1u64.into();
+        b.uut.db.valid.next = true;
+        b.uut.db.cqn.next = 9u64.into();
+        b.uut.db.ci.next = 1u64.into();
         b.tick();
-        b.uut.s_db_valid.next = false;
+        b.uut.db.valid.next = false;
         run_cycles(&mut b, 8, &mut seen);
         assert_eq!(seen[2..], [(0x10_0000, 0)]);
         // Re-creating the CQ starts over at slot 0, phase 1.

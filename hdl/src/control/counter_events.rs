@@ -24,7 +24,7 @@
 
 use rocenic_proto::abi::regs::Counter;
 
-use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer};
+use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer, TxCntServer};
 use crate::bus::reg::CntIncClient;
 use crate::common::event_sum::EventSum;
 use crate::prelude::*;
@@ -46,8 +46,7 @@ pub struct CounterEvents<const QA: usize> {
     pub drop_overflow: Signal<In, Bit>,
     pub drop_ip: Signal<In, Bit>,
     /// TxPath: a frame sent, and its bytes.
-    pub tx_frame: Signal<In, Bit>,
-    pub tx_bytes: Signal<In, Bits<16>>,
+    pub tx: TxCntServer,
     /// The completion engine: a CQE write refused.
     pub cpl_dma_fault: Signal<In, Bit>,
     /// The sequencers' counter pulses.
@@ -74,6 +73,7 @@ pub struct CounterEvents<const QA: usize> {
     unused_req_rtx_qpn: Signal<Local, Bits<QA>>,
     unused_rx_cnt_per_qp: Signal<Local, Bit>,
     unused_rx_cnt_qpn: Signal<Local, Bits<QA>>,
+    unused_tx_qpn: Signal<Local, Bits<24>>,
 }
 
 impl<const QA: usize> Default for CounterEvents<QA> {
@@ -88,8 +88,7 @@ impl<const QA: usize> Default for CounterEvents<QA> {
             drop_mac: Default::default(),
             drop_overflow: Default::default(),
             drop_ip: Default::default(),
-            tx_frame: Default::default(),
-            tx_bytes: Default::default(),
+            tx: Default::default(),
             cpl_dma_fault: Default::default(),
             resp: Default::default(),
             req: Default::default(),
@@ -111,6 +110,7 @@ impl<const QA: usize> Default for CounterEvents<QA> {
             unused_req_rtx_qpn: Default::default(),
             unused_rx_cnt_per_qp: Default::default(),
             unused_rx_cnt_qpn: Default::default(),
+            unused_tx_qpn: Default::default(),
         }
     }
 }
@@ -150,8 +150,8 @@ impl<const QA: usize> Logic for CounterEvents<QA> {
             self.rx_cnt.valid.val() & (self.rx_cnt.code.val() == self.k_cnt_nak.val());
         self.incs.rnr_naks_received.next =
             self.rx_cnt.valid.val() & (self.rx_cnt.code.val() == self.k_cnt_rnr.val());
-        self.incs.tx_frames.next = self.tx_frame.val();
-        self.incs.tx_bytes.next = self.tx_frame.val();
+        self.incs.tx_frames.next = self.tx.frame.val();
+        self.incs.tx_bytes.next = self.tx.frame.val();
         self.ev_duplicates.a.next = self.resp.duplicates.val();
         self.ev_duplicates.b.next =
             self.rx_cnt.valid.val() & (self.rx_cnt.code.val() == self.k_cnt_dup.val());
@@ -170,7 +170,8 @@ impl<const QA: usize> Logic for CounterEvents<QA> {
         self.incs.ack_timeouts.next = self.req.ack_timeouts.val();
         self.cnt.inc.next = self.incs.y.val();
         self.cnt.rx_bytes.next = self.rx_bytes.val();
-        self.cnt.tx_bytes.next = self.tx_bytes.val();
+        self.cnt.tx_bytes.next = self.tx.bytes.val();
+        self.unused_tx_qpn.next = self.tx.qpn.val();
 
         self.unused_resp_qp_valid.next = self.resp.qp_valid.val();
         self.unused_resp_qpn.next = self.resp.qpn.val();
@@ -304,7 +305,7 @@ mod tests {
             b.uut.rx_frame.next = false;
             b.uut.drop_mac.next = false;
             b.uut.drop_ip.next = false;
-            b.uut.tx_frame.next = false;
+            b.uut.tx.frame.next = false;
             b.uut.cpl_dma_fault.next = false;
             b.uut.resp.dma_faults.next = false;
             b.uut.resp.unknown_qp_drops.next = false;
@@ -325,7 +326,7 @@ mod tests {
         let got = incs_after(
             |u| {
                 u.rx_frame.next = true;
-                u.tx_frame.next = true;
+                u.tx.frame.next = true;
                 u.req.retransmits.next = true;
             },
             2,

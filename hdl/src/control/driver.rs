@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::bench::{Bench, Rng};
+use crate::control::regfile::{DB_CQ, DB_RQ, DB_SQ};
 use rocenic_proto::abi::regs;
 
 pub type Ctl = Control<{ crate::QP_LOG }, { crate::MR_LOG }>;
@@ -75,7 +76,8 @@ impl Rtl {
     pub fn step(&mut self) {
         let ready = self.rng.percent(self.ready_pct);
         let u = &mut self.bench.uut;
-        u.db.ready.next = ready;
+        u.sq_db.ready.next = ready;
+        u.rq_db.ready.next = ready;
         u.cq_db.ready.next = ready;
         u.qpev.ready.next = ready;
         u.cqev.ready.next = ready;
@@ -97,19 +99,15 @@ impl Rtl {
         }
         self.bench.settle();
         let u = &self.bench.uut;
-        if u.db.valid.val() && u.db.ready.val() {
-            self.doorbells.push((
-                u.db.kind.val().to_u64(),
-                u.db.index.val().to_u64(),
-                u.db.value.val().to_u32(),
-            ));
+        for (kind, db) in [(DB_SQ, &u.sq_db), (DB_RQ, &u.rq_db)] {
+            if db.valid.val() && db.ready.val() {
+                self.doorbells
+                    .push((kind, db.qpn.val().to_u64(), db.pi.val().to_u32()));
+            }
         }
         if u.cq_db.valid.val() && u.cq_db.ready.val() {
-            self.cq_doorbells.push((
-                crate::control::regfile::DB_CQ,
-                u.cq_db.cqn.val().to_u64(),
-                u.cq_db.ci.val().to_u32(),
-            ));
+            self.cq_doorbells
+                .push((DB_CQ, u.cq_db.cqn.val().to_u64(), u.cq_db.ci.val().to_u32()));
         }
         if u.qpev.valid.val() && u.qpev.ready.val() {
             self.events

@@ -1,7 +1,7 @@
 //! `Control`: the control plane of the engine as one block — the BAR0 register file
 //! ([`RegFile`]) and the command engine with its context tables ([`CmdEngine`]), with the
 //! engine top contract's register port. What the rest of the engine gets from it: the
-//! port configuration (`port`), doorbells (SQ/RQ on `db`, CQ on `cq_db`), QP events
+//! port configuration (`port`), doorbells (SQ on `sq_db`, RQ on `rq_db`, CQ on `cq_db`), QP events
 //! (`qpev`), CQ events (`cqev`) and the context tables' datapath ports (`ctx`, a
 //! `CtxServers`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
 //! increments (`cnt`) and the per-QP counter pulses (`s_qc_*`) for its
@@ -15,18 +15,21 @@
 pub mod cmd;
 pub mod counter_events;
 pub mod ctx_tables;
+pub mod db_split;
 pub mod driver;
 pub mod leaves;
 pub mod mr_check;
 pub mod qp_counters;
+pub mod qpev_split;
 pub mod regfile;
 
-use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer};
+use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer, TxCntServer};
 use crate::bus::ctl::{CqEvClient, InvServer, QpErrServer, QpEvClient};
 use crate::bus::ctx::CtxServers;
 use crate::bus::dma_wr::DmaWrClient;
-use crate::bus::reg::{CntIncServer, CqDbClient, DbClient, PortCfgClient, RegServer};
+use crate::bus::reg::{CntIncServer, CqDbClient, DbClient, PortCfgClient, QDbClient, RegServer};
 use crate::control::cmd::CmdEngine;
+use crate::control::db_split::DbSplit;
 use crate::control::qp_counters::QpCounters;
 use crate::control::regfile::{CtrlParams, RegFile};
 use crate::prelude::*;
@@ -41,7 +44,9 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub bar: RegServer,
     pub port: PortCfgClient,
     pub cnt: CntIncServer,
-    pub db: DbClient,
+    /// SQ and RQ doorbells, split by kind (`DbSplit`) from the register file's one FIFO.
+    pub sq_db: QDbClient<QA>,
+    pub rq_db: QDbClient<QA>,
     pub cq_db: CqDbClient,
     pub qpev: QpEvClient<QA>,
     /// CQ events (CREATE_CQ) for the completion engine (`CmdEngine::cqev`).
@@ -53,13 +58,11 @@ pub struct Control<const QA: usize, const MA: usize> {
     pub qperr: QpErrServer<QA>,
     /// The responder's SEND with invalidate (`CmdEngine::inv`).
     pub inv: InvServer,
-    /// Per-QP counter events (`QpCounters::resp`, `req`, and `s_*` as `s_qc_*`).
+    /// Per-QP counter events (`QpCounters::resp`, `req`, `rx`, `tx`).
     pub qc_resp: RespCntServer<QA>,
     pub qc_req: ReqCntServer<QA>,
     pub qc_rx: RxCntServer<QA>,
-    pub s_qc_tx_valid: Signal<In, Bit>,
-    pub s_qc_tx_qpn: Signal<In, Bits<QA>>,
-    pub s_qc_tx_bytes: Signal<In, Bits<16>>,
+    pub qc_tx: TxCntServer,
     /// QUERY_QP_COUNTERS's DMA write (`CmdEngine::dma_wr`, passed out).
     pub dma_wr: DmaWrClient,
     /// The command engine's `start` and `done` pulses and `busy` (clearing the tables),
@@ -70,6 +73,7 @@ pub struct Control<const QA: usize, const MA: usize> {
     regs: RegFile,
     cmd: CmdEngine<QA, MA>,
     qc: QpCounters<QA>,
+    db_split: DbSplit<QA>,
 }
 
 impl<const QA: usize, const MA: usize> Control<QA, MA> {
@@ -80,7 +84,8 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             bar: Default::default(),
             port: Default::default(),
             cnt: Default::default(),
-            db: Default::default(),
+            sq_db: Default::default(),
+            rq_db: Default::default(),
             cq_db: Default::default(),
             qpev: Default::default(),
             cqev: Default::default(),
@@ -90,11 +95,10 @@ impl<const QA: usize, const MA: usize> Control<QA, MA> {
             qc_resp: Default::default(),
             qc_req: Default::default(),
             qc_rx: Default::default(),
-            s_qc_tx_valid: Default::default(),
-            s_qc_tx_qpn: Default::default(),
-            s_qc_tx_bytes: Default::default(),
+            qc_tx: Default::default(),
             dma_wr: Default::default(),
             qc: Default::default(),
+            db_split: Default::default(),
             m_cmd_start: Default::default(),
             m_cmd_done: Default::default(),
             m_cmd_busy: Default::default(),
@@ -119,7 +123,9 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         RegServer::link(&mut self.bar, &mut self.regs.bar);
         PortCfgClient::link(&mut self.port, &mut self.regs.port);
         CntIncServer::link(&mut self.cnt, &mut self.regs.cnt);
-        DbClient::link(&mut self.db, &mut self.regs.db);
+        DbClient::join(&mut self.regs.db, &mut self.db_split.s);
+        QDbClient::<QA>::link(&mut self.sq_db, &mut self.db_split.sq);
+        QDbClient::<QA>::link(&mut self.rq_db, &mut self.db_split.rq);
         CqDbClient::link(&mut self.cq_db, &mut self.regs.cq_db);
         // Register file <-> command engine.
         self.cmd.start.next = self.regs.cmd_start.val();
@@ -140,9 +146,7 @@ impl<const QA: usize, const MA: usize> Logic for Control<QA, MA> {
         RespCntServer::<QA>::link(&mut self.qc_resp, &mut self.qc.resp);
         ReqCntServer::<QA>::link(&mut self.qc_req, &mut self.qc.req);
         RxCntServer::<QA>::link(&mut self.qc_rx, &mut self.qc.rx);
-        self.qc.s_tx_valid.next = self.s_qc_tx_valid.val();
-        self.qc.s_tx_qpn.next = self.s_qc_tx_qpn.val();
-        self.qc.s_tx_bytes.next = self.s_qc_tx_bytes.val();
+        TxCntServer::link(&mut self.qc_tx, &mut self.qc.tx);
         self.qc.reset.next = self.reset.val();
         self.qc.s_op_valid.next = self.cmd.m_qc_valid.val();
         self.qc.s_op_clear.next = self.cmd.m_qc_clear.val();
@@ -391,7 +395,7 @@ mod directed {
             u.qc_req.ack_timeouts.next = false;
             u.qc_req.retransmits.next = false;
             u.qc_rx.valid.next = false;
-            u.s_qc_tx_valid.next = false;
+            u.qc_tx.frame.next = false;
         };
         for i in 0..10u64 {
             pulse(&mut rtl, &|u| {
@@ -408,9 +412,9 @@ mod directed {
                 u.qc_rx.per_qp.next = true;
                 u.qc_rx.qpn.next = 5u64.into();
                 u.qc_rx.code.next = crate::requester::req_rx_check::CNT_DUP.into();
-                u.s_qc_tx_valid.next = i != 4;
-                u.s_qc_tx_qpn.next = (6 - i % 2).into();
-                u.s_qc_tx_bytes.next = (62 + 100 * i).into();
+                u.qc_tx.frame.next = i != 4;
+                u.qc_tx.qpn.next = (6 - i % 2).into();
+                u.qc_tx.bytes.next = (62 + 100 * i).into();
             });
         }
         // Not per QP: the responder's pulse without its QP valid.

@@ -20,8 +20,8 @@
 //!   old row for a read in the cycle of a write), so back-to-back events on one QP count.
 //!   A lane never refuses an event. Counter `a` of a lane adds 1, counter `b` an amount:
 //!   1 in lanes 0-7, the frame's bytes in lane 8 (`TxFrames` in `a`, `TxBytes` in `b`).
-//! - **TX frames** come from `TxPath` as the last beat of a frame leaves (`m_tx_frame`),
-//!   with the frame's length and its sending QP (`m_tx_qpn`: the `src_qp` every record
+//! - **TX frames** come from `TxPath` as the last beat of a frame leaves (`tx_cnt`),
+//!   with the frame's length and its sending QP (`tx_cnt.qpn`: the `src_qp` every record
 //!   producer puts in the TX record, carried through `HdrBuild`'s pipeline beside the
 //!   length), so each QP counts the frames it put on the wire: requests and their
 //!   retransmissions, ACKs/NAKs, READ responses and atomic ACKs, as the model's
@@ -51,7 +51,7 @@
 //! while events of that QP arrive sees each counter at some moment between the
 //! operation's start and `m_done`, as the model's counters at the moment the command runs.
 
-use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer};
+use crate::bus::cnt::{ReqCntServer, RespCntServer, RxCntServer, TxCntServer};
 use crate::common::cat::Cat;
 use crate::common::zext::ZeroExt;
 use crate::prelude::*;
@@ -331,11 +331,9 @@ pub struct QpCounters<const QA: usize> {
     pub req: ReqCntServer<QA>,
     /// The requester's receive counter pulses; those with `per_qp` count for QP `rx.qpn`.
     pub rx: RxCntServer<QA>,
-    /// The TX path's frames (`TxPath::m_tx_frame`, `m_tx_bytes`, `m_tx_qpn`): `TxFrames`
-    /// + 1 and `TxBytes` + `s_tx_bytes` of QP `s_tx_qpn`, when `s_tx_valid`.
-    pub s_tx_valid: Signal<In, Bit>,
-    pub s_tx_qpn: Signal<In, Bits<QA>>,
-    pub s_tx_bytes: Signal<In, Bits<16>>,
+    /// The TX path's frames (`TxPath::tx_cnt`): `TxFrames` + 1 and `TxBytes` +
+    /// `tx.bytes` of QP `tx.qpn` (its low `QA` bits), when `tx.frame`.
+    pub tx: TxCntServer,
     /// Clear (CREATE_QP) or read (QUERY_QP_COUNTERS) a QP's counters.
     pub s_op_valid: Signal<In, Bit>,
     pub s_op_ready: Signal<Out, Bit>,
@@ -403,6 +401,8 @@ pub struct QpCounters<const QA: usize> {
     /// Second counters of lanes 4 and 7, which count nothing (always 0).
     unused_l4b: Signal<Local, Bits<64>>,
     unused_l7b: Signal<Local, Bits<64>>,
+    /// A frame's QP above the `QA` bits.
+    unused_tx_qpn: Signal<Local, Bits<24>>,
 }
 
 impl<const QA: usize> Default for QpCounters<QA> {
@@ -416,9 +416,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             resp: Default::default(),
             req: Default::default(),
             rx: Default::default(),
-            s_tx_valid: Default::default(),
-            s_tx_qpn: Default::default(),
-            s_tx_bytes: Default::default(),
+            tx: Default::default(),
             s_op_valid: Default::default(),
             s_op_ready: Default::default(),
             s_op_clear: Default::default(),
@@ -478,6 +476,7 @@ impl<const QA: usize> Default for QpCounters<QA> {
             rx_unknown: Default::default(),
             unused_l4b: Default::default(),
             unused_l7b: Default::default(),
+            unused_tx_qpn: Default::default(),
         }
     }
 }
@@ -551,11 +550,12 @@ impl<const QA: usize> Logic for QpCounters<QA> {
         self.l6.s_ev_b_amt.next = self.one1.val();
         self.l7.s_ev_b_amt.next = self.one1.val();
         // Lane 8: a frame sent, +1 frame and + its bytes.
-        self.l8.s_ev_valid.next = self.s_tx_valid.val();
-        self.l8.s_ev_qpn.next = self.s_tx_qpn.val();
+        self.l8.s_ev_valid.next = self.tx.frame.val();
+        self.l8.s_ev_qpn.next = self.tx.qpn.val().get_bits::<QA>(0);
+        self.unused_tx_qpn.next = self.tx.qpn.val();
         self.l8.s_ev_a.next = true;
         self.l8.s_ev_b.next = true;
-        self.l8.s_ev_b_amt.next = self.s_tx_bytes.val();
+        self.l8.s_ev_b_amt.next = self.tx.bytes.val();
 
         // ---- an operation: to every lane, each taking it in an idle cycle ----
         self.s_op_ready.next = !self.busy.q.val();
@@ -812,10 +812,10 @@ mod tests {
             let (q, c) = self.rx.unwrap_or((3, CNT_NAK));
             u.rx.qpn.next = (q as u64).into();
             u.rx.code.next = c.into();
-            u.s_tx_valid.next = self.tx.is_some();
+            u.tx.frame.next = self.tx.is_some();
             let (q, n) = self.tx.unwrap_or((4, 0xFFFF));
-            u.s_tx_qpn.next = (q as u64).into();
-            u.s_tx_bytes.next = n.into();
+            u.tx.qpn.next = (q as u64).into();
+            u.tx.bytes.next = n.into();
         }
 
         /// Adds the events to the expected counters.

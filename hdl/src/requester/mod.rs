@@ -2,7 +2,7 @@
 //! fault-free path) and its per-QP op ring.
 //!
 //! ```text
-//!  s_sq_db --> read qpc, qpa, qpr --> qpr.sq_pi written
+//!  sq_db   --> read qpc, qpa, qpr --> qpr.sq_pi written
 //!  scan / doorbell / again --> read qpc, qpa, qpr (+ stopped, READ/atomic count, sent_end,
 //!     the cursor held at the window's edge) --> held cursor back in the window? --> the
 //!     go-back-N walk from it (below)
@@ -236,11 +236,13 @@ pub mod wqe_fetch;
 
 use crate::bus::cnt::{ReqCntClient, RxCntClient};
 use crate::bus::cqe::CqeClient;
+use crate::bus::ctl::QpClrServer;
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::mr::MrClient;
 use crate::bus::record::{PayloadClient, RecordClient};
+use crate::bus::reg::QDbServer;
 use crate::bus::rx::{RspHdrServer, RxPayServer};
 use crate::common::cat::Cat;
 use crate::common::mtu_shift::MtuShift;
@@ -354,15 +356,10 @@ pub struct Requester<const QA: usize, const RA: usize> {
 
     /// SQ doorbells: the new producer index of a QP's SQ (the register file's doorbell
     /// FIFO, kind SQ).
-    pub s_sq_db_valid: Signal<In, Bit>,
-    pub s_sq_db_ready: Signal<Out, Bit>,
-    pub s_sq_db_qpn: Signal<In, Bits<QA>>,
-    pub s_sq_db_pi: Signal<In, Bits<32>>,
+    pub sq_db: QDbServer<QA>,
     /// A QP was reset or destroyed (the command engine's QP event): its op-ring
     /// bookkeeping (`stopped`, outstanding READ/atomic count, `sent_end` copy) is cleared.
-    pub s_qp_clr_valid: Signal<In, Bit>,
-    pub s_qp_clr_ready: Signal<Out, Bit>,
-    pub s_qp_clr_qpn: Signal<In, Bits<QA>>,
+    pub qp_clr: QpClrServer<QA>,
 
     /// The QP context tables' datapath read ports (`CtxTable`) and the `qpr` write port.
     pub qpc_rd: CtxRdClient<QA, { qpc_layout::BITS }>,
@@ -793,13 +790,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             reset: Default::default(),
             local_mac: Default::default(),
             local_ip: Default::default(),
-            s_sq_db_valid: Default::default(),
-            s_sq_db_ready: Default::default(),
-            s_sq_db_qpn: Default::default(),
-            s_sq_db_pi: Default::default(),
-            s_qp_clr_valid: Default::default(),
-            s_qp_clr_ready: Default::default(),
-            s_qp_clr_qpn: Default::default(),
+            sq_db: Default::default(),
+            qp_clr: Default::default(),
             qpc_rd: Default::default(),
             qpa_rd: Default::default(),
             qpr_rd: Default::default(),
@@ -1620,7 +1612,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.sent_mx.write_enable.next = self.s1_v.q.val();
 
         // ---- per-QP bookkeeping: stopped, outstanding READ/atomic ops ----
-        self.clr_take.next = self.s_qp_clr_valid.val()
+        self.clr_take.next = self.qp_clr.valid.val()
             & (self.state.q.val() == self.k_idle.val())
             & !self.tpw.q.val()
             & !self.serr_pend.q.val()
@@ -1629,7 +1621,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         // a QP reset or destroyed: its indices start again, with other WQEs (the WQE
         // prefetch forgets them)
         self.fetch.s_inv.next = self.clr_take.val();
-        self.s_qp_clr_ready.next = (self.state.q.val() == self.k_idle.val())
+        self.qp_clr.ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.tpw.q.val()
             & !self.serr_pend.q.val()
             & !self.seg.m_sent_valid.val()
@@ -1679,25 +1671,25 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.stop_ram.write_enable.next = true;
         }
         if self.clr_take.val() {
-            self.stop_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.stop_ram.write_address.next = self.qp_clr.qpn.val();
             self.stop_ram.write_data.next = false;
             self.stop_ram.write_enable.next = true;
-            self.rdc_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rdc_ram.write_address.next = self.qp_clr.qpn.val();
             self.rdc_ram.write_data.next = self.k_zero5.val();
             self.rdc_ram.write_enable.next = true;
-            self.sent_ok_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.sent_ok_ram.write_address.next = self.qp_clr.qpn.val();
             self.sent_ok_ram.write_data.next = false;
             self.sent_ok_ram.write_enable.next = true;
-            self.sent_okx.write_address.next = self.s_qp_clr_qpn.val();
+            self.sent_okx.write_address.next = self.qp_clr.qpn.val();
             self.sent_okx.write_data.next = false;
             self.sent_okx.write_enable.next = true;
-            self.rwv_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rwv_ram.write_address.next = self.qp_clr.qpn.val();
             self.rwv_ram.write_data.next = false;
             self.rwv_ram.write_enable.next = true;
-            self.tpv_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.tpv_ram.write_address.next = self.qp_clr.qpn.val();
             self.tpv_ram.write_data.next = false;
             self.tpv_ram.write_enable.next = true;
-            self.rnrw_ram.write_address.next = self.s_qp_clr_qpn.val();
+            self.rnrw_ram.write_address.next = self.qp_clr.qpn.val();
             self.rnrw_ram.write_data.next = false;
             self.rnrw_ram.write_enable.next = true;
             self.fw_v.d.next = false;
@@ -1743,7 +1735,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
         if self.clr_take.val() {
             self.tmr.s_set_valid.next = true;
-            self.tmr.s_set_qpn.next = self.s_qp_clr_qpn.val();
+            self.tmr.s_set_qpn.next = self.qp_clr.qpn.val();
             self.tmr.s_set_arm.next = false;
         }
         self.fire_take.next = (self.state.q.val() == self.k_idle.val())
@@ -1765,7 +1757,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         self.cnt.rtx_qpn.next = self.s1_q.q.val();
 
         // ---- outputs' defaults ----
-        self.s_sq_db_ready.next = (self.state.q.val() == self.k_idle.val())
+        self.sq_db.ready.next = (self.state.q.val() == self.k_idle.val())
             & !self.serr_pend.q.val()
             & !self.rsp.valid.val()
             & !self.tmr.m_fire_valid.val();
@@ -2100,9 +2092,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.fire_rnr.d.next = self.tmr.m_fire_kind.val();
                 self.mode_to.d.next = true;
                 self.state.d.next = self.k_rd_c.val();
-            } else if self.s_sq_db_valid.val() {
-                self.qpn.d.next = self.s_sq_db_qpn.val();
-                self.db_pi.d.next = self.s_sq_db_pi.val();
+            } else if self.sq_db.valid.val() {
+                self.qpn.d.next = self.sq_db.qpn.val();
+                self.db_pi.d.next = self.sq_db.pi.val();
                 self.mode_db.d.next = true;
                 self.state.d.next = self.k_rd_c.val();
             } else if self.again.q.val() {

@@ -21,8 +21,8 @@
 //!   searched for `psn` (oldest entry first, as the model's `iter().find`); a hit sends the
 //!   ATOMIC ACKNOWLEDGE with the cached original value, a miss sends nothing and pulses
 //!   `m_replay_miss`.
-//! - `s_clear_valid`, `s_clear_qpn`: forget a QP's entries (QP created or reset); one
-//!   write, always taken (no ready). A clear must not name a QP with an atomic or a
+//! - `clear`: forget a QP's entries (QP created or reset); one write, always taken
+//!   (`ready` is high). A clear must not name a QP with an atomic or a
 //!   replay in this unit (the responder clears QPs only when they have none in flight).
 //! - `dma_rd`: one 8-byte read (tag 0), the little-endian u64 in lanes 0-7.
 //!   `dma_wr`: one 8-byte write (keep 0xff, last), then its status.
@@ -51,6 +51,7 @@
 //! 9 cycles plus the DMA read and write latencies when nothing stalls; a replay takes 4
 //! cycles plus 2 per entry searched (at most 36).
 
+use crate::bus::ctl::QpClrServer;
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::job::{AtomicArgsServer, JobHdrServer};
@@ -106,8 +107,7 @@ pub struct AtomicUnit<const Q: usize, const QS: usize> {
     pub m_replay_miss: Signal<Out, Bit>,
 
     // --- forget a QP's entries ---
-    pub s_clear_valid: Signal<In, Bit>,
-    pub s_clear_qpn: Signal<In, Bits<Q>>,
+    pub clear: QpClrServer<Q>,
 
     // --- DMA read client ---
     pub dma_rd: DmaRdClient,
@@ -225,8 +225,7 @@ impl<const Q: usize, const QS: usize> Default for AtomicUnit<Q, QS> {
             s_replay_ready: Default::default(),
             replay_hdr: Default::default(),
             m_replay_miss: Default::default(),
-            s_clear_valid: Default::default(),
-            s_clear_qpn: Default::default(),
+            clear: Default::default(),
             dma_rd: Default::default(),
             dma_wr: Default::default(),
             pkt: Default::default(),
@@ -450,11 +449,11 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
         self.orig_ram.write_data.next = self.orig.q.val();
         self.psn_ram.write_enable.next = false;
         self.orig_ram.write_enable.next = false;
-        if (self.state.q.val() == self.st_meta_rd.val()) & !self.s_clear_valid.val() {
+        if (self.state.q.val() == self.st_meta_rd.val()) & !self.clear.valid.val() {
             self.state.d.next = self.st_meta_wr.val();
         }
         if self.state.q.val() == self.st_meta_wr.val() {
-            if self.s_clear_valid.val() {
+            if self.clear.valid.val() {
                 self.state.d.next = self.st_meta_rd.val();
             } else {
                 self.head_ram.write_enable.next = true;
@@ -464,11 +463,12 @@ impl<const Q: usize, const QS: usize> Logic for AtomicUnit<Q, QS> {
                 self.state.d.next = self.st_ack.val();
             }
         }
-        if self.s_clear_valid.val() {
+        self.clear.ready.next = true;
+        if self.clear.valid.val() {
             self.head_ram.write_enable.next = true;
             self.count_ram.write_enable.next = true;
-            self.head_ram.write_address.next = self.s_clear_qpn.val();
-            self.count_ram.write_address.next = self.s_clear_qpn.val();
+            self.head_ram.write_address.next = self.clear.qpn.val();
+            self.count_ram.write_address.next = self.clear.qpn.val();
             self.head_ram.write_data.next = self.zero4.val();
             self.count_ram.write_data.next = self.zero5.val();
         }

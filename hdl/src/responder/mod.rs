@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!  s_hdr --> IDLE -> read qpc + qpa + qps -> DECIDE --+--> MR check ---+--> DMA write (payload) --+
-//!  s_rq_db ->  (doorbell: set rq_pi, write qps)        +--> RQ WQE fetch +                        |
+//!  rq_db   ->  (doorbell: set rq_pi, write qps)        +--> RQ WQE fetch +                        |
 //!  s_*_err -> (DMA failure report: NAK, QP error)      v                                          v
 //!                    finish: CQE -> ACK/NAK record -> job (READ / atomic / replay) -> QP error -> qps write -> drain payload
 //!                    (a finish step with nothing to do for the packet is skipped)
@@ -52,7 +52,7 @@
 //!   WR_FLUSH_ERR, then every posted receive from `rq_ci` to `rq_pi` (each RQ WQE read
 //!   again for its `wr_id`; a refused read gives 0, as `flush_posted`); then `qp_err`
 //!   (valid/ready: the command engine moves `qpa.state` to ERR and answers once written),
-//!   then `qps` is written. The same flush runs for a host MODIFY_QP to ERR (`s_flush_*`,
+//!   then `qps` is written. The same flush runs for a host MODIFY_QP to ERR (`flush`,
 //!   the command engine's QPEV_ERROR) and for receives posted to a QP in ERR (the model's
 //!   requester step flushes them). The send queue's flush is the requester's (not built).
 //!
@@ -146,13 +146,14 @@ pub mod rsp_order;
 
 use crate::bus::cnt::RespCntClient;
 use crate::bus::cqe::CqeClient;
-use crate::bus::ctl::{InvClient, QpErrClient};
+use crate::bus::ctl::{InvClient, QpClrServer, QpErrClient};
 use crate::bus::ctx::{CtxRdClient, CtxWrClient};
 use crate::bus::dma_rd::DmaRdClient;
 use crate::bus::dma_wr::DmaWrClient;
 use crate::bus::job::{AtomicArgsClient, JobHdrClient, ReadArgsClient};
 use crate::bus::mr::MrClient;
 use crate::bus::record::{RecordClient, RecordPack};
+use crate::bus::reg::QDbServer;
 use crate::bus::rx::{ReqHdrServer, RxPayServer};
 use crate::common::cat::Cat;
 use crate::common::mtu_shift::MtuShift;
@@ -261,10 +262,7 @@ pub struct Responder<const QA: usize> {
     pub pay: RxPayServer,
 
     /// RQ doorbells: the new producer index of a QP's RQ.
-    pub s_rq_db_valid: Signal<In, Bit>,
-    pub s_rq_db_ready: Signal<Out, Bit>,
-    pub s_rq_db_qpn: Signal<In, Bits<QA>>,
-    pub s_rq_db_pi: Signal<In, Bits<32>>,
+    pub rq_db: QDbServer<QA>,
 
     /// DMA failures of ReadResp / AtomicUnit (pulses): NAK Remote Operational Error at
     /// that PSN and the QP to the error state.
@@ -326,10 +324,8 @@ pub struct Responder<const QA: usize> {
 
     /// Flush requests (valid/ready): the host moved the QP to ERR (MODIFY_QP, the command
     /// engine's `QPEV_ERROR`); the receive in progress and the posted receives complete
-    /// with WR_FLUSH_ERR. `s_flush_ready` is a register (a one-entry latch).
-    pub s_flush_valid: Signal<In, Bit>,
-    pub s_flush_ready: Signal<Out, Bit>,
-    pub s_flush_qpn: Signal<In, Bits<QA>>,
+    /// with WR_FLUSH_ERR. `flush.ready` is a register (a one-entry latch).
+    pub flush: QpClrServer<QA>,
 
     /// The command engine's table writes, for what the responder keeps from earlier reads
     /// (see "Throughput"): a command's `start` and `done` pulses (it may write any table
@@ -592,10 +588,7 @@ impl<const QA: usize> Default for Responder<QA> {
             hdr: Default::default(),
             s_atomic_busy: Default::default(),
             pay: Default::default(),
-            s_rq_db_valid: Default::default(),
-            s_rq_db_ready: Default::default(),
-            s_rq_db_qpn: Default::default(),
-            s_rq_db_pi: Default::default(),
+            rq_db: Default::default(),
             s_read_err_valid: Default::default(),
             s_read_err_qpn: Default::default(),
             s_read_err_psn: Default::default(),
@@ -624,9 +617,7 @@ impl<const QA: usize> Default for Responder<QA> {
             cqe: Default::default(),
             qp_err: Default::default(),
             inv: Default::default(),
-            s_flush_valid: Default::default(),
-            s_flush_ready: Default::default(),
-            s_flush_qpn: Default::default(),
+            flush: Default::default(),
             cnt: Default::default(),
             s_cmd_start: Default::default(),
             s_cmd_done: Default::default(),
@@ -1052,7 +1043,7 @@ impl<const QA: usize> Logic for Responder<QA> {
 
         // ---- outputs' defaults ----
         self.hdr.ready.next = false;
-        self.s_rq_db_ready.next = false;
+        self.rq_db.ready.next = false;
         self.pay.tready.next = false;
         self.qpc_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_c.q.val();
         self.qpa_rd.req_valid.next = (self.state.q.val() == self.k_rd.val()) & !self.acc_a.q.val();
@@ -1156,7 +1147,7 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.cqe.wc_flags.next = self.k_zero8.val();
         }
         self.qp_err.valid.next = self.state.q.val() == self.k_fl_err.val();
-        self.s_flush_ready.next = !self.fl_pend.q.val();
+        self.flush.ready.next = !self.fl_pend.q.val();
         self.inv.valid.next = self.state.q.val() == self.k_inv.val();
         self.inv.key.next = self.ieth.q.val();
         self.inv.pdn.next = self.pdn.q.val();
@@ -1182,9 +1173,9 @@ impl<const QA: usize> Logic for Responder<QA> {
             self.aerr_qpn.d.next = self.s_atomic_err_qpn.val();
             self.aerr_psn.d.next = self.s_atomic_err_psn.val();
         }
-        if self.s_flush_valid.val() & !self.fl_pend.q.val() {
+        if self.flush.valid.val() & !self.fl_pend.q.val() {
             self.fl_pend.d.next = true;
-            self.fl_qpn.d.next = self.s_flush_qpn.val();
+            self.fl_qpn.d.next = self.flush.qpn.val();
         }
 
         // ---- IDLE (or the cycle a packet's context write is taken): an error report,
@@ -1265,14 +1256,14 @@ impl<const QA: usize> Logic for Responder<QA> {
                 self.dest_qp.d.next = self.k_zero24.val();
                 self.qpn.d.next = self.fl_qpn.q.val();
                 self.state.d.next = self.k_rd.val();
-            } else if self.s_rq_db_valid.val() {
-                self.s_rq_db_ready.next = true;
+            } else if self.rq_db.valid.val() {
+                self.rq_db.ready.next = true;
                 self.fw_valid.d.next = false;
                 self.stale.d.next = false;
                 self.mode.d.next = self.k_mode_db.val();
                 self.dest_qp.d.next = self.k_zero24.val();
-                self.qpn.d.next = self.s_rq_db_qpn.val();
-                self.db_pi.d.next = self.s_rq_db_pi.val();
+                self.qpn.d.next = self.rq_db.qpn.val();
+                self.db_pi.d.next = self.rq_db.pi.val();
                 self.state.d.next = self.k_rd.val();
             } else if !self.s_atomic_busy.val() {
                 self.hdr.ready.next = true;

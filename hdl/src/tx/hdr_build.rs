@@ -27,7 +27,7 @@
 //!   (32: ImmDt, or the R_Key of an IETH). `payload_len` (16): payload bytes; a payload
 //!   stream follows exactly when it is not 0 (header + payload + pad + ICRC at most 65535
 //!   bytes; the engine sends at most a 4096-byte PMTU). `src_qp` (24): the sending (local)
-//!   QP, not sent; it travels with the frame to `m_tx_qpn`.
+//!   QP, not sent; it travels with the frame to `tx_cnt.qpn`.
 //! - Fixed fields, as the model sends them: IPv4 TOS 0, ident 0, DF, TTL 64, checksum
 //!   computed; UDP destination 4791, checksum 0; BTH M = 0, TVer 0, P_Key 0xFFFF,
 //!   FECN/BECN 0; pad count derived from the payload length, pad bytes zero.
@@ -37,8 +37,8 @@
 //!   only checked: a `tlast` on the wrong beat pulses `m_err_payload` (the beats are still
 //!   counted from the record's length).
 //! - `m_axis_*`: the frames (512-bit, byte 0 in lane 0, `tkeep` all ones but on the last
-//!   beat). `m_tx_frame` pulses with a frame's last transfer, `m_tx_bytes` is then its
-//!   length and `m_tx_qpn` its record's `src_qp` (Counter::TxFrames, TxBytes, globally
+//!   beat). `tx_cnt.frame` pulses with a frame's last transfer, `tx_cnt.bytes` is then its
+//!   length and `tx_cnt.qpn` its record's `src_qp` (Counter::TxFrames, TxBytes, globally
 //!   and per QP). `m_err_icrc`: the ICRC engine disagreed with a
 //!   frame's length (never, unless this block is broken; benches assert it stays low).
 //! - Throughput: one beat per cycle; a zero-payload frame (an ACK) every cycle. Latency: a
@@ -67,6 +67,7 @@
 //!   words, so the ICRC starts at lane 4i+2: each lane can only take one ICRC byte, and
 //!   the insertion is a 2:1 multiplexer per lane.
 
+use crate::bus::cnt::TxCntClient;
 use crate::bus::record::PayloadServer;
 use crate::prelude::*;
 
@@ -128,7 +129,7 @@ pub struct HdrBuild {
     pub s_pkt_msn: Signal<In, Bits<24>>,
     pub s_pkt_imm: Signal<In, Bits<32>>,
     pub s_pkt_payload_len: Signal<In, Bits<16>>,
-    /// The sending (local) QP: not sent, reported with the frame on `m_tx_qpn`.
+    /// The sending (local) QP: not sent, reported with the frame on `tx_cnt.qpn`.
     pub s_pkt_src_qp: Signal<In, Bits<24>>,
 
     // --- payload stream ---
@@ -143,11 +144,7 @@ pub struct HdrBuild {
 
     // --- counters and errors ---
     /// Pulses with the last transfer of a frame.
-    pub m_tx_frame: Signal<Out, Bit>,
-    /// The frame's length in bytes (Ethernet header to ICRC), valid with `m_tx_frame`.
-    pub m_tx_bytes: Signal<Out, Bits<16>>,
-    /// The frame's `src_qp` (its record's), valid with `m_tx_frame`.
-    pub m_tx_qpn: Signal<Out, Bits<24>>,
+    pub tx_cnt: TxCntClient,
     /// A payload `tlast` on the wrong beat (pulse).
     pub m_err_payload: Signal<Out, Bit>,
     /// The ICRC engine reported a length error (pulse; never for frames built here).
@@ -339,9 +336,7 @@ impl HdrBuild {
             m_axis_tlast: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
-            m_tx_frame: Default::default(),
-            m_tx_bytes: Default::default(),
-            m_tx_qpn: Default::default(),
+            tx_cnt: Default::default(),
             m_err_payload: Default::default(),
             m_err_icrc: Default::default(),
             c0_16: k(0),
@@ -577,9 +572,9 @@ impl Logic for HdrBuild {
         self.insert.ins.next = (self.ones64.val() << self.slo[7].q.val())
             & !(self.ones64.val() << self.shi[7].q.val());
         self.m_axis_tdata.next = self.insert.y.val();
-        self.m_tx_frame.next = self.out_take.val() & self.slast[7].q.val();
-        self.m_tx_bytes.next = self.sflen[7].q.val();
-        self.m_tx_qpn.next = self.ssrc[7].q.val();
+        self.tx_cnt.frame.next = self.out_take.val() & self.slast[7].q.val();
+        self.tx_cnt.bytes.next = self.sflen[7].q.val();
+        self.tx_cnt.qpn.next = self.ssrc[7].q.val();
 
         // ---- delay line: a stage moves when it is empty or the next one moves ----
         self.mv[7].next = !self.sv[7].q.val() | self.out_take.val();
@@ -1108,7 +1103,7 @@ mod tests {
         frames: Vec<Vec<u8>>,
         /// Cycle of every beat transfer.
         beat_at: Vec<u64>,
-        /// `m_tx_bytes` and `m_tx_qpn` at each `m_tx_frame` pulse.
+        /// `tx_cnt.bytes` and `tx_cnt.qpn` at each `tx_cnt.frame` pulse.
         counted: Vec<(u64, u64)>,
     }
 
@@ -1186,13 +1181,13 @@ mod tests {
                 if last {
                     out.frames.push(std::mem::take(&mut partial));
                 }
-                if u.m_tx_frame.val() {
+                if u.tx_cnt.frame.val() {
                     out.counted
-                        .push((u.m_tx_bytes.val().to_u64(), u.m_tx_qpn.val().to_u64()));
+                        .push((u.tx_cnt.bytes.val().to_u64(), u.tx_cnt.qpn.val().to_u64()));
                 }
-                assert_eq!(u.m_tx_frame.val(), last, "m_tx_frame with tlast");
+                assert_eq!(u.tx_cnt.frame.val(), last, "tx_cnt.frame with tlast");
             } else {
-                assert!(!u.m_tx_frame.val(), "m_tx_frame without a transfer");
+                assert!(!u.tx_cnt.frame.val(), "tx_cnt.frame without a transfer");
             }
             bench.tick();
         }
@@ -1219,7 +1214,7 @@ mod tests {
             assert_eq!(
                 out.counted[i],
                 (want.len() as u64, u64::from(r.src_qp)),
-                "{what}: m_tx_bytes and m_tx_qpn of frame {i}"
+                "{what}: tx_cnt.bytes and tx_cnt.qpn of frame {i}"
             );
         }
     }

@@ -33,7 +33,7 @@ use crate::prelude::*;
 
 /// The fields of a packed record, from bit 0 up: (name, bits). Names are the `s_pkt_*`
 /// ports of `HdrBuild`. `src_qp` is the sending (local) QP, not put on the wire: `HdrBuild`
-/// reports it with the frame (`m_tx_qpn`) for the per-QP `TxFrames`/`TxBytes`.
+/// reports it with the frame (`tx_cnt.qpn`) for the per-QP `TxFrames`/`TxBytes`.
 pub const RECORD_FIELDS: &[(&str, usize)] = record_layout::FIELDS;
 
 pub use crate::bus::record::RECORD_BITS;

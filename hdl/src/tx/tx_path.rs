@@ -1,10 +1,11 @@
 //! `TxPath`: the TX back end of the engine, [`TxArbiter`] feeding [`HdrBuild`]: the
 //! responder's and the requester's packet records and payloads in, RoCE v2 frames out on
-//! the MAC TX stream, with the TX counter pulses (`m_tx_frame`, `m_tx_bytes`, and the
-//! frame's sending QP `m_tx_qpn`, from the record's `src_qp`). The ports are the arbiter's sources and
-//! the builder's MAC and status pins (see those blocks for their rules); this file only
+//! the MAC TX stream, with the TX counter pulses (`tx_cnt`: a frame, its bytes and its
+//! sending QP, from the record's `src_qp`). The ports are the arbiter's sources and the
+//! builder's MAC and status pins (see those blocks for their rules); this file only
 //! wires them, unpacking the record bus into the builder's fields.
 
+use crate::bus::cnt::TxCntClient;
 use crate::bus::record::{PayloadClient, PayloadServer, RecordServer};
 use crate::prelude::*;
 
@@ -26,11 +27,9 @@ pub struct TxPath {
     pub m_axis_tlast: Signal<Out, Bit>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
-    /// Counter::TxFrames pulse, and the frame's bytes for Counter::TxBytes.
-    pub m_tx_frame: Signal<Out, Bit>,
-    pub m_tx_bytes: Signal<Out, Bits<16>>,
-    /// The frame's sending QP (its record's `src_qp`), for the per-QP counters.
-    pub m_tx_qpn: Signal<Out, Bits<24>>,
+    /// A frame sent (Counter::TxFrames, TxBytes), with its sending QP (its record's
+    /// `src_qp`) for the per-QP counters.
+    pub tx_cnt: TxCntClient,
     pub m_err_payload: Signal<Out, Bit>,
     pub m_err_icrc: Signal<Out, Bit>,
     arbiter: TxArbiter,
@@ -57,9 +56,7 @@ impl TxPath {
             m_axis_tlast: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
-            m_tx_frame: Default::default(),
-            m_tx_bytes: Default::default(),
-            m_tx_qpn: Default::default(),
+            tx_cnt: Default::default(),
             m_err_payload: Default::default(),
             m_err_icrc: Default::default(),
             arbiter: TxArbiter::new(),
@@ -134,9 +131,7 @@ impl Logic for TxPath {
         self.m_axis_tlast.next = self.build.m_axis_tlast.val();
         self.m_axis_tvalid.next = self.build.m_axis_tvalid.val();
         self.build.m_axis_tready.next = self.m_axis_tready.val();
-        self.m_tx_frame.next = self.build.m_tx_frame.val();
-        self.m_tx_bytes.next = self.build.m_tx_bytes.val();
-        self.m_tx_qpn.next = self.build.m_tx_qpn.val();
+        TxCntClient::link(&mut self.tx_cnt, &mut self.build.tx_cnt);
         self.m_err_payload.next = self.build.m_err_payload.val();
         self.m_err_icrc.next = self.build.m_err_icrc.val();
     }
@@ -265,12 +260,15 @@ mod tests {
                                 out.frames.len()
                             )
                         });
-                    assert_eq!(u.m_tx_bytes.val().to_u64(), f.len() as u64);
-                    assert!(u.m_tx_frame.val(), "m_tx_frame with tlast (seed {seed})");
+                    assert_eq!(u.tx_cnt.bytes.val().to_u64(), f.len() as u64);
+                    assert!(
+                        u.tx_cnt.frame.val(),
+                        "tx_cnt.frame with tlast (seed {seed})"
+                    );
                     assert_eq!(
-                        u.m_tx_qpn.val().to_u64(),
+                        u.tx_cnt.qpn.val().to_u64(),
                         u64::from(want[from][0].1),
-                        "m_tx_qpn of frame {} (seed {seed})",
+                        "tx_cnt.qpn of frame {} (seed {seed})",
                         out.frames.len()
                     );
                     want[from].pop_front();

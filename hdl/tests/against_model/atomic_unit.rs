@@ -391,8 +391,8 @@ fn run(p: Pattern, seed: u64, count: usize, faults: bool) -> [usize; 5] {
                 }
             }
             let clearing = clear.is_some_and(|(_, at)| now - start == at);
-            u.s_clear_valid.next = clearing;
-            u.s_clear_qpn.next = u64::from(clear.map_or(0, |c| c.0)).into();
+            u.clear.valid.next = clearing;
+            u.clear.qpn.next = u64::from(clear.map_or(0, |c| c.0)).into();
             dma.drive(u, &mut rng, p, now);
             u.pkt.ready.next = rng.percent(p.ready_pct);
             b.settle();

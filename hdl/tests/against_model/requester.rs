@@ -688,8 +688,8 @@ impl Rtl {
             self.io.recs.len(),
             self.b.uut.state.q.val().to_u64(),
             self.b.uut.serr_pend.q.val(),
-            self.b.uut.s_sq_db_ready.val(),
-            self.b.uut.s_qp_clr_ready.val(),
+            self.b.uut.sq_db.ready.val(),
+            self.b.uut.qp_clr.ready.val(),
         );
     }
 
@@ -718,12 +718,12 @@ impl Rtl {
         let u = &mut self.b.uut;
         u.local_mac.next = u48(LOCAL_MAC).into();
         u.local_ip.next = u64::from(u32::from_be_bytes(LOCAL_IP)).into();
-        u.s_qp_clr_valid.next = !clr.is_empty();
-        u.s_qp_clr_qpn.next = u64::from(clr.front().copied().unwrap_or(0)).into();
+        u.qp_clr.valid.next = !clr.is_empty();
+        u.qp_clr.qpn.next = u64::from(clr.front().copied().unwrap_or(0)).into();
         let db = dbs.front().copied().filter(|_| clr.is_empty() && rdy[11]);
-        u.s_sq_db_valid.next = db.is_some();
-        u.s_sq_db_qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
-        u.s_sq_db_pi.next = u64::from(db.map_or(0, |d| d.1)).into();
+        u.sq_db.valid.next = db.is_some();
+        u.sq_db.qpn.next = u64::from(db.map_or(0, |d| d.0)).into();
+        u.sq_db.pi.next = u64::from(db.map_or(0, |d| d.1)).into();
         u.qpc_rd.req_ready.next = rdy[0];
         u.qpa_rd.req_ready.next = rdy[1];
         u.qpr_rd.req_ready.next = rdy[2];
@@ -802,11 +802,11 @@ impl Rtl {
         self.b.settle();
 
         let u = &mut self.b.uut;
-        if u.s_qp_clr_valid.val() && u.s_qp_clr_ready.val() {
+        if u.qp_clr.valid.val() && u.qp_clr.ready.val() {
             clr.pop_front();
             busy = true;
         }
-        if u.s_sq_db_valid.val() && u.s_sq_db_ready.val() {
+        if u.sq_db.valid.val() && u.sq_db.ready.val() {
             dbs.pop_front();
             busy = true;
         }

@@ -486,8 +486,8 @@ impl Rtl {
             // a table changed between runs: one cycle of `s_tbl_wr` first
             let u = &mut self.b.uut;
             u.hdr.valid.next = false;
-            u.s_rq_db_valid.next = false;
-            u.s_flush_valid.next = false;
+            u.rq_db.valid.next = false;
+            u.flush.valid.next = false;
             u.s_read_err_valid.next = false;
             u.s_atomic_err_valid.next = false;
             u.pay.tvalid.next = false;
@@ -531,8 +531,8 @@ impl Rtl {
                 u.hdr.has_immdt.next = h.imm.is_some();
                 u.hdr.has_ieth.next = h.ieth.is_some();
             }
-            u.s_flush_valid.next = fl.is_some();
-            u.s_flush_qpn.next = u64::from(fl.unwrap_or(0)).into();
+            u.flush.valid.next = fl.is_some();
+            u.flush.qpn.next = u64::from(fl.unwrap_or(0)).into();
             u.qp_err.ready.next = rdy[12];
             // the command engine's invalidate: the model's own rule, answered with ready
             u.inv.ready.next = rdy[13];
@@ -543,10 +543,10 @@ impl Rtl {
                     u.inv.pdn.val().to_u64() as u32,
                 );
             }
-            u.s_rq_db_valid.next = db.is_some();
+            u.rq_db.valid.next = db.is_some();
             let (dq, dpi) = db.unwrap_or((0, 0));
-            u.s_rq_db_qpn.next = u64::from(dq).into();
-            u.s_rq_db_pi.next = u64::from(dpi).into();
+            u.rq_db.qpn.next = u64::from(dq).into();
+            u.rq_db.pi.next = u64::from(dpi).into();
             let beat = beats.front().cloned().filter(|_| pv);
             u.pay.tvalid.next = beat.is_some();
             if let Some((bytes, last)) = &beat {
@@ -608,11 +608,11 @@ impl Rtl {
                 hdr = None;
                 started = true;
             }
-            if u.s_rq_db_valid.val() && u.s_rq_db_ready.val() {
+            if u.rq_db.valid.val() && u.rq_db.ready.val() {
                 db = None;
                 started = true;
             }
-            if u.s_flush_valid.val() && u.s_flush_ready.val() {
+            if u.flush.valid.val() && u.flush.ready.val() {
                 fl = None;
                 started = true;
             }
@@ -879,7 +879,7 @@ impl Rtl {
             for (i, c) in cnt_pulses(&u.cnt).into_iter().enumerate() {
                 out.counters[i] += u64::from(c);
             }
-            let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();
+            let idle = u.hdr.ready.val() || u.rq_db.ready.val();
             self.b.tick();
             let busy_outside = hdr.is_some()
                 || db.is_some()

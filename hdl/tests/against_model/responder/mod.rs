@@ -171,7 +171,7 @@ impl Env {
             // the test changed a table: one cycle of `s_tbl_wr` first
             let u = &mut self.b.uut;
             u.hdr.valid.next = false;
-            u.s_rq_db_valid.next = false;
+            u.rq_db.valid.next = false;
             u.pay.tvalid.next = false;
             u.s_tbl_wr.next = true;
             self.b.tick();
@@ -199,9 +199,9 @@ impl Env {
                 u.hdr.has_immdt.next = h.imm.is_some();
                 u.hdr.payload_len.next = (h.len as u64).into();
             }
-            u.s_rq_db_valid.next = db.is_some();
-            u.s_rq_db_qpn.next = u64::from(QPN).into();
-            u.s_rq_db_pi.next = u64::from(db.unwrap_or(0)).into();
+            u.rq_db.valid.next = db.is_some();
+            u.rq_db.qpn.next = u64::from(QPN).into();
+            u.rq_db.pi.next = u64::from(db.unwrap_or(0)).into();
             let beat = beats.front().cloned();
             u.pay.tvalid.next = beat.is_some();
             if let Some((bytes, last)) = &beat {
@@ -247,7 +247,7 @@ impl Env {
             u.s_read_err_valid.next = false;
             u.s_atomic_err_valid.next = false;
             u.qp_err.ready.next = true;
-            u.s_flush_valid.next = false;
+            u.flush.valid.next = false;
             u.inv.ready.next = true;
             u.inv.ok.next = true;
             self.b.settle();
@@ -261,7 +261,7 @@ impl Env {
                 hdr = None;
                 started = true;
             }
-            if u.s_rq_db_valid.val() && u.s_rq_db_ready.val() {
+            if u.rq_db.valid.val() && u.rq_db.ready.val() {
                 db = None;
                 started = true;
             }
@@ -364,7 +364,7 @@ impl Env {
             for (i, c) in cnt_pulses(&u.cnt).into_iter().enumerate() {
                 out.counters[i] += usize::from(c);
             }
-            let idle = u.hdr.ready.val() || u.s_rq_db_ready.val();
+            let idle = u.hdr.ready.val() || u.rq_db.ready.val();
             self.b.tick();
             if was_started && idle && hdr.is_none() && db.is_none() {
                 assert!(beats.is_empty(), "payload consumed");
