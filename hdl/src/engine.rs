@@ -585,8 +585,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         PayloadClient::join(&mut self.req.pay, &mut self.sk_rq_pay.s);
         PayloadClient::join(&mut self.sk_rq_pay.m, &mut self.tx.req_pay);
         // The requester's sent pulses and op-ring walk port (for retransmission, not
-        // built) and its per-QP receive counters are not used.
-        RxCntClient::<QA>::join(&mut self.req.rx_cnt, &mut self.control.qc_rx);
+        // built) are not used.
         self.unused_req_m_op_vendor.next = self.req.m_op_vendor.val();
         self.unused_req_m_sent_valid.next = self.req.m_sent_valid.val();
         self.unused_req_m_sent_qpn.next = self.req.m_sent_qpn.val();
@@ -666,6 +665,7 @@ impl<const QA: usize, const MA: usize, const QS: usize> Logic for Engine<QA, MA,
         CntIncClient::join(&mut self.gcnt.cnt, &mut self.control.cnt);
         RespCntClient::<QA>::join(&mut self.resp.cnt, &mut self.control.qc_resp);
         ReqCntClient::<QA>::join(&mut self.req.cnt, &mut self.control.qc_req);
+        RxCntClient::<QA>::join(&mut self.req.rx_cnt, &mut self.control.qc_rx);
     }
 }
 

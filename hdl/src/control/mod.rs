@@ -1,11 +1,12 @@
 //! `Control`: the control plane of the engine as one block — the BAR0 register file
 //! ([`RegFile`]) and the command engine with its context tables ([`CmdEngine`]), with the
 //! engine top contract's register port. What the rest of the engine gets from it: the
-//! port configuration (`port`), doorbells (SQ on `sq_db`, RQ on `rq_db`, CQ on `cq_db`), QP events
-//! (`qpev`), CQ events (`cqev`) and the context tables' datapath ports (`ctx`, a
-//! `CtxServers`; see `ctx_tables`), QUERY_QP_COUNTERS's DMA write (`dma_wr`); what it takes: counter
-//! increments (`cnt`) and the per-QP counter pulses (`s_qc_*`) for its
-//! [`QpCounters`], which the command engine clears (CREATE_QP) and reads.
+//! port configuration (`port`), doorbells (SQ on `sq_db`, RQ on `rq_db`, both through a
+//! [`DbSplit`]; CQ on `cq_db`), QP events (`qpev`), CQ events (`cqev`), the context
+//! tables' datapath ports (`ctx`, a `CtxServers`; see `ctx_tables`) and QUERY_QP_COUNTERS's
+//! DMA write (`dma_wr`); what it takes: counter increments (`cnt`) and the per-QP counter
+//! pulses (`qc_resp`, `qc_req`, `qc_rx`, `qc_tx`) for its [`QpCounters`], which the
+//! command engine clears (CREATE_QP) and reads.
 //!
 //! Its bench is differential (`hdl/tests/against_model/control.rs`): random command
 //! sequences and register accesses go to this block (RustHDL simulation) and to the
