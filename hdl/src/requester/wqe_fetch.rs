@@ -1,11 +1,13 @@
 //! `RingFetch`: reads 64-byte WQEs from a QP's ring (SQ or RQ) by DMA and keeps a few
-//! ahead; `WqeFetch`: a `RingFetch` on the SQ that decodes the send WQE.
+//! ahead for each of several QPs; `WqeFetch`: a `RingFetch` on the SQ that decodes the
+//! send WQE.
 //!
 //! ```text
 //!  s_req {qpn, ring, log, index, posted}
-//!     --> hit (the prefetch buffer holds (qpn, index))? --> buffer RAM --> m_ent (the 64 bytes)
+//!     --> the QP's slot (qpn mod 2^SL): its tag (qpn, first, n) read
+//!     --> hit (the slot holds (qpn, index))? --> slot RAM --> m_ent (the 64 bytes)
 //!     --> miss: ONE DMA read of n = min(posted, BUF, slots to the ring's end) slots from
-//!         `index` on --> beats into the buffer (tagged qpn, index, n) --> m_ent
+//!         `index` on --> beats into the QP's slot (tagged qpn, index, n) --> m_ent
 //!         (err, n > 1) --> the same request again as a 64-byte read
 //!         (err, n = 1) --> m_err pulse
 //!  WqeFetch: m_ent --> SendWqe decode --> m_wqe
@@ -26,31 +28,44 @@
 //! are read, so every WQE kept is one the host handed over at a doorbell and may not change
 //! until it completes (after it is fetched), and a WQE served from the buffer is the one the
 //! model reads at fetch time. A miss reads `n` = min(posted, [`BUF`], slots to the ring's
-//! wrap) slots (at least one) in one request (`n * 64` bytes, `n` beats) and keeps them in
-//! a [`BUF`] x 512-bit RAM tagged (qpn, first index, n); a later request of that QP whose
-//! index lies in `first .. first + n` (the full 32-bit free-running index) is a hit: no
-//! DMA. `s_inv` (a pulse, or held: the user's QP clear, a RESET or DESTROYED QP whose
-//! indices start again with other contents) empties the buffer, also a fill in flight (the
-//! fill's own WQE is still answered). Go-back-N and the flushes ask again for WQEs already
+//! wrap) slots (at least one) in one request (`n * 64` bytes, `n` beats).
+//!
+//! The buffer is `2^SL` slots of [`BUF`] WQEs, direct-mapped by the QP number's low `SL`
+//! bits, so QPs served in turn (at most `2^SL` of them, numbered apart) keep their WQEs: a
+//! RAM of `2^SL * BUF` x 512 bits, WQE `i` of a read at `slot * BUF + (i mod BUF)`, and a
+//! tag per slot (valid, qpn, first index, n; valid in flops, the rest in RAM). A request
+//! whose slot is valid, of its QP, and whose index lies in `first .. first + n` (the full
+//! 32-bit free-running index) is a hit: no DMA. A miss replaces its slot's contents.
+//! `s_inv` (a pulse, or held: the user's QP clear, a RESET or DESTROYED QP whose indices
+//! start again with other contents) empties every slot, also a fill in flight (the fill's
+//! own WQE is still answered). Go-back-N and the flushes ask again for WQEs already
 //! fetched: hits when still held.
 //!
 //! A multi-slot read refused (`err`: one beat) does not fail the WQE: another slot of the
 //! read may lie on an unmapped page. The request is read again alone (64 bytes), and only
 //! that read's refusal pulses `m_err_*` (the model then counts a DMA fault).
 //!
-//! One request at a time. Latency: a hit is offered 2 cycles after the request is taken;
-//! a miss issues its read 1 cycle after, and offers the WQE 1 cycle after the read's last
-//! beat.
+//! One request at a time. Latency: a hit is offered 2 cycles after the request is taken
+//! (the tag, then the WQE, each a RAM read); a miss issues its read 2 cycles after, and
+//! offers the WQE 2 cycles after the read's last beat (the WQE is served from the RAM).
 
 use crate::bus::dma_rd::DmaRdClient;
 use crate::common::cat::Cat;
 use crate::common::icrc::DATA_BITS;
 use crate::prelude::*;
 
-/// WQEs one miss reads at most (the prefetch buffer's depth).
+/// WQEs one miss reads at most (a slot's depth).
 pub const BUF: u64 = 8;
-/// log2 of [`BUF`] (the buffer RAM's address width).
+/// log2 of [`BUF`] (a slot's part of the buffer RAM's address).
 const BUF_LOG: usize = 3;
+/// log2 of the send queues' slots (QPs whose WQEs are kept at once).
+pub const SQ_SLOTS_LOG: usize = 4;
+/// log2 of the receive queues' slots.
+pub const RQ_SLOTS_LOG: usize = 1;
+/// The SQ reader: [`SQ_SLOTS_LOG`] slots, its RAM address `SQ_SLOTS_LOG + BUF_LOG` bits.
+pub type SqRingFetch<const QA: usize> = RingFetch<QA, SQ_SLOTS_LOG, { SQ_SLOTS_LOG + BUF_LOG }>;
+/// The RQ reader: [`RQ_SLOTS_LOG`] slots.
+pub type RqRingFetch<const QA: usize> = RingFetch<QA, RQ_SLOTS_LOG, { RQ_SLOTS_LOG + BUF_LOG }>;
 
 // The send WQE's bit offsets in `WqeFetch::update` (literals, as `#[hdl_gen]` wants them)
 // are the host ABI's byte offsets (`rocenic_proto::abi::wqe::field`) times 8.
@@ -65,18 +80,21 @@ const _: () = {
 };
 
 const IDLE: u64 = 0;
-const REQ: u64 = 1;
-const WAIT: u64 = 2;
-const OUT: u64 = 3;
-const HIT: u64 = 4;
+const LOOK: u64 = 1;
+const REQ: u64 = 2;
+const WAIT: u64 = 3;
+const FILLED: u64 = 4;
+const OUT: u64 = 5;
 
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
 
-/// The ring reader with its prefetch buffer; see the [module docs](self).
+/// The ring reader with its prefetch buffer of `2^SL` slots (`AW` = `SL` + 3, the buffer
+/// RAM's address width, which stable Rust cannot compute in the type); see the
+/// [module docs](self).
 #[derive(LogicBlock)]
-pub struct RingFetch<const QA: usize> {
+pub struct RingFetch<const QA: usize, const SL: usize, const AW: usize> {
     pub clock: Signal<In, Clock>,
     pub reset: Signal<In, Bit>,
 
@@ -111,35 +129,43 @@ pub struct RingFetch<const QA: usize> {
     qpn: DFF<Bits<QA>>,
     index: DFF<Bits<32>>,
     addr: DFF<Bits<64>>,
-    beat: DFF<Bits<DATA_BITS>>,
     /// The beat the read in flight expects next.
     cnt: DFF<Bits<BUF_LOG>>,
-    /// The buffer: valid, its QP, first index and count (while it fills, `buf_n` is also
-    /// the count of slots the read in flight asks for); `stale`: an `s_inv` during the
-    /// fill (the fill is not kept).
-    buf_v: DFF<Bit>,
-    buf_qpn: DFF<Bits<QA>>,
-    buf_first: DFF<Bits<32>>,
-    buf_n: DFF<Bits<32>>,
+    /// Slots the read in flight asks for (the tag's `n` once it is in).
+    n: DFF<Bits<32>>,
+    /// An `s_inv` during the fill: the fill is not kept.
     stale: DFF<Bit>,
-    held: RAM<Bits<DATA_BITS>, BUF_LOG>,
+    /// Each slot's tag is valid (bit `s`; `2^SL` <= 16).
+    tag_v: DFF<Bits<16>>,
+    tag_qpn: RAM<Bits<QA>, SL>,
+    tag_first: RAM<Bits<32>, SL>,
+    tag_n: RAM<Bits<32>, SL>,
+    held: RAM<Bits<DATA_BITS>, AW>,
+    /// The request's slot (the QP number's low bits): taken, and latched.
+    slot_in: Signal<Local, Bits<SL>>,
+    slot: Signal<Local, Bits<SL>>,
+    /// The buffer RAM's address of the request's WQE, and of the beat being written.
+    rd_at: Cat<SL, BUF_LOG, AW>,
+    wr_at: Cat<SL, BUF_LOG, AW>,
     slot58: Cat<26, 32, 58>,
     addr64: Cat<58, 6, 64>,
-    slot: Signal<Local, Bits<32>>,
+    ring_slot: Signal<Local, Bits<32>>,
     to_wrap: Signal<Local, Bits<32>>,
     nn: Signal<Local, Bits<32>>,
-    off: Signal<Local, Bits<32>>,
     hit: Signal<Local, Bit>,
     unused_tag: Signal<Local, Bits<8>>,
 
     st_idle: Constant<Bits<3>>,
+    st_look: Constant<Bits<3>>,
     st_req: Constant<Bits<3>>,
     st_wait: Constant<Bits<3>>,
+    st_filled: Constant<Bits<3>>,
     st_out: Constant<Bits<3>>,
-    st_hit: Constant<Bits<3>>,
     ones32: Constant<Bits<32>>,
     one32: Constant<Bits<32>>,
     buf32: Constant<Bits<32>>,
+    one16: Constant<Bits<16>>,
+    zero16: Constant<Bits<16>>,
     zero6: Constant<Bits<6>>,
     zero26: Constant<Bits<26>>,
     zero32: Constant<Bits<32>>,
@@ -149,8 +175,12 @@ pub struct RingFetch<const QA: usize> {
     tag: Constant<Bits<8>>,
 }
 
-impl<const QA: usize> Default for RingFetch<QA> {
+impl<const QA: usize, const SL: usize, const AW: usize> Default for RingFetch<QA, SL, AW> {
     fn default() -> Self {
+        assert!(
+            (1..=4).contains(&SL) && SL <= QA && AW == SL + BUF_LOG,
+            "RingFetch<{QA}, {SL}, {AW}>: needs 1 <= SL <= min(4, QA), AW = SL + {BUF_LOG}"
+        );
         RingFetch {
             clock: Default::default(),
             reset: Default::default(),
@@ -175,30 +205,36 @@ impl<const QA: usize> Default for RingFetch<QA> {
             qpn: Default::default(),
             index: Default::default(),
             addr: Default::default(),
-            beat: Default::default(),
             cnt: Default::default(),
-            buf_v: Default::default(),
-            buf_qpn: Default::default(),
-            buf_first: Default::default(),
-            buf_n: Default::default(),
+            n: Default::default(),
             stale: Default::default(),
+            tag_v: Default::default(),
+            tag_qpn: Default::default(),
+            tag_first: Default::default(),
+            tag_n: Default::default(),
             held: Default::default(),
+            slot_in: Default::default(),
+            slot: Default::default(),
+            rd_at: Default::default(),
+            wr_at: Default::default(),
             slot58: Default::default(),
             addr64: Default::default(),
-            slot: Default::default(),
+            ring_slot: Default::default(),
             to_wrap: Default::default(),
             nn: Default::default(),
-            off: Default::default(),
             hit: Default::default(),
             unused_tag: Default::default(),
             st_idle: k(IDLE),
+            st_look: k(LOOK),
             st_req: k(REQ),
             st_wait: k(WAIT),
+            st_filled: k(FILLED),
             st_out: k(OUT),
-            st_hit: k(HIT),
             ones32: k(0xFFFF_FFFF),
             one32: k(1),
             buf32: k(BUF),
+            one16: k(1),
+            zero16: k(0),
             zero6: k(0),
             zero26: k(0),
             zero32: k(0),
@@ -210,23 +246,32 @@ impl<const QA: usize> Default for RingFetch<QA> {
     }
 }
 
-impl<const QA: usize> Logic for RingFetch<QA> {
+impl<const QA: usize, const SL: usize, const AW: usize> Logic for RingFetch<QA, SL, AW> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, state, qpn, index, addr, beat, cnt, buf_v, buf_qpn, buf_first, buf_n,
-            stale
-        );
+        dff_setup!(self, clock, state, qpn, index, addr, cnt, n, stale, tag_v);
         self.held.read_clock.next = self.clock.val();
         self.held.write_clock.next = self.clock.val();
+        self.tag_qpn.read_clock.next = self.clock.val();
+        self.tag_qpn.write_clock.next = self.clock.val();
+        self.tag_first.read_clock.next = self.clock.val();
+        self.tag_first.write_clock.next = self.clock.val();
+        self.tag_n.read_clock.next = self.clock.val();
+        self.tag_n.write_clock.next = self.clock.val();
 
-        // ---- IDLE: take a request; the slot's address; hit or the read's length ----
-        self.slot.next = self.s_req_index.val() & !(self.ones32.val() << self.s_req_log.val());
-        self.slot58.lo.next = self.slot.val();
+        // ---- IDLE: take a request (its slot's tag read); the slot's address; the read's
+        // length ----
+        self.slot_in.next = self.s_req_qpn.val().get_bits::<SL>(0);
+        self.slot.next = self.qpn.q.val().get_bits::<SL>(0);
+        self.tag_qpn.read_address.next = self.slot_in.val();
+        self.tag_first.read_address.next = self.slot_in.val();
+        self.tag_n.read_address.next = self.slot_in.val();
+        self.ring_slot.next = self.s_req_index.val() & !(self.ones32.val() << self.s_req_log.val());
+        self.slot58.lo.next = self.ring_slot.val();
         self.slot58.hi.next = self.zero26.val();
         self.addr64.hi.next = self.s_req_ring.val() + self.slot58.y.val();
         self.addr64.lo.next = self.zero6.val();
-        self.to_wrap.next = (self.one32.val() << self.s_req_log.val()) - self.slot.val();
+        self.to_wrap.next = (self.one32.val() << self.s_req_log.val()) - self.ring_slot.val();
         self.nn.next = self.buf32.val();
         if self.s_req_posted.val() < self.nn.val() {
             self.nn.next = self.s_req_posted.val();
@@ -237,98 +282,116 @@ impl<const QA: usize> Logic for RingFetch<QA> {
         if self.nn.val() == self.zero32.val() {
             self.nn.next = self.one32.val();
         }
-        self.off.next = self.s_req_index.val() - self.buf_first.q.val();
-        self.hit.next = self.buf_v.q.val()
-            & (self.s_req_qpn.val() == self.buf_qpn.q.val())
-            & (self.off.val() < self.buf_n.q.val())
-            & !self.s_inv.val();
-        self.held.read_address.next = self.off.val().get_bits::<BUF_LOG>(0);
         self.s_req_ready.next = self.state.q.val() == self.st_idle.val();
         if self.s_req_valid.val() & (self.state.q.val() == self.st_idle.val()) {
             self.qpn.d.next = self.s_req_qpn.val();
             self.index.d.next = self.s_req_index.val();
             self.addr.d.next = self.addr64.y.val();
+            self.n.d.next = self.nn.val();
+            self.state.d.next = self.st_look.val();
+        }
+
+        // ---- LOOK: the slot's tag: hit (the WQE is read) or a miss (the slot refilled) ----
+        self.hit.next = (((self.tag_v.q.val() >> self.slot.val()) & self.one16.val())
+            != self.zero16.val())
+            & (self.tag_qpn.read_data.val() == self.qpn.q.val())
+            & ((self.index.q.val() - self.tag_first.read_data.val()) < self.tag_n.read_data.val())
+            & !self.s_inv.val();
+        if self.state.q.val() == self.st_look.val() {
             if self.hit.val() {
-                self.state.d.next = self.st_hit.val();
+                self.state.d.next = self.st_out.val();
             } else {
                 self.cnt.d.next = self.zero_cnt.val();
-                self.buf_v.d.next = false;
-                self.buf_qpn.d.next = self.s_req_qpn.val();
-                self.buf_first.d.next = self.s_req_index.val();
-                self.buf_n.d.next = self.nn.val();
+                self.tag_v.d.next = self.tag_v.q.val() & !(self.one16.val() << self.slot.val());
                 self.stale.d.next = false;
                 self.state.d.next = self.st_req.val();
             }
         }
 
-        // ---- HIT: the buffer's word (read a cycle ago) ----
-        if self.state.q.val() == self.st_hit.val() {
-            self.beat.d.next = self.held.read_data.val();
-            self.state.d.next = self.st_out.val();
-        }
-
         // ---- REQ: the read ----
         self.dma_rd.req_valid.next = self.state.q.val() == self.st_req.val();
         self.dma_rd.req_addr.next = self.addr.q.val();
-        self.dma_rd.req_len.next = self.buf_n.q.val().get_bits::<16>(0) << self.six.val();
+        self.dma_rd.req_len.next = self.n.q.val().get_bits::<16>(0) << self.six.val();
         self.dma_rd.req_tag.next = self.tag.val();
         if (self.state.q.val() == self.st_req.val()) & self.dma_rd.req_ready.val() {
             self.state.d.next = self.st_wait.val();
         }
 
-        // ---- WAIT: its n beats into the buffer (the first is the WQE), or the refusal ----
+        // ---- WAIT: its n beats into the slot (the first is the WQE), or the refusal ----
         self.dma_rd.resp_ready.next = self.state.q.val() == self.st_wait.val();
         // Responses come in order, one read at a time: the tag says nothing new.
         self.unused_tag.next = self.dma_rd.resp_tag.val();
-        self.held.write_address.next = self.cnt.q.val();
+        self.wr_at.hi.next = self.slot.val();
+        self.wr_at.lo.next = self.index.q.val().get_bits::<BUF_LOG>(0) + self.cnt.q.val();
+        self.held.write_address.next = self.wr_at.y.val();
         self.held.write_data.next = self.dma_rd.resp_data.val();
         self.held.write_enable.next = (self.state.q.val() == self.st_wait.val())
             & self.dma_rd.resp_valid.val()
             & !self.dma_rd.resp_err.val();
+        self.tag_qpn.write_address.next = self.slot.val();
+        self.tag_first.write_address.next = self.slot.val();
+        self.tag_n.write_address.next = self.slot.val();
+        self.tag_qpn.write_data.next = self.qpn.q.val();
+        self.tag_first.write_data.next = self.index.q.val();
+        self.tag_n.write_data.next = self.n.q.val();
+        self.tag_qpn.write_enable.next = false;
+        self.tag_first.write_enable.next = false;
+        self.tag_n.write_enable.next = false;
         self.m_err_valid.next = false;
         self.m_err_qpn.next = self.qpn.q.val();
         self.m_err_index.next = self.index.q.val();
         if (self.state.q.val() == self.st_wait.val()) & self.dma_rd.resp_valid.val() {
             if self.dma_rd.resp_err.val() {
-                if self.buf_n.q.val() == self.one32.val() {
+                if self.n.q.val() == self.one32.val() {
                     self.m_err_valid.next = true;
                     self.state.d.next = self.st_idle.val();
                 } else {
                     // read the requested slot alone
-                    self.buf_n.d.next = self.one32.val();
+                    self.n.d.next = self.one32.val();
                     self.cnt.d.next = self.zero_cnt.val();
                     self.state.d.next = self.st_req.val();
                 }
             } else {
-                if self.cnt.q.val() == self.zero_cnt.val() {
-                    self.beat.d.next = self.dma_rd.resp_data.val();
-                }
                 self.cnt.d.next = self.cnt.q.val() + self.one_cnt.val();
                 if self.dma_rd.resp_last.val() {
-                    self.buf_v.d.next = !self.stale.q.val();
-                    self.state.d.next = self.st_out.val();
+                    self.tag_qpn.write_enable.next = true;
+                    self.tag_first.write_enable.next = true;
+                    self.tag_n.write_enable.next = true;
+                    if !self.stale.q.val() {
+                        self.tag_v.d.next =
+                            self.tag_v.q.val() | (self.one16.val() << self.slot.val());
+                    }
+                    self.state.d.next = self.st_filled.val();
                 }
             }
         }
 
-        // ---- OUT: the WQE, held until taken ----
+        // ---- FILLED: the last beat lands in the RAM; the WQE is read from it ----
+        if self.state.q.val() == self.st_filled.val() {
+            self.state.d.next = self.st_out.val();
+        }
+
+        // ---- OUT: the WQE (the RAM's word at the request's address), held until taken ----
+        self.rd_at.hi.next = self.slot.val();
+        self.rd_at.lo.next = self.index.q.val().get_bits::<BUF_LOG>(0);
+        self.held.read_address.next = self.rd_at.y.val();
         self.m_ent_valid.next = self.state.q.val() == self.st_out.val();
         self.m_ent_qpn.next = self.qpn.q.val();
         self.m_ent_index.next = self.index.q.val();
-        self.m_ent_beat.next = self.beat.q.val();
+        self.m_ent_beat.next = self.held.read_data.val();
         if (self.state.q.val() == self.st_out.val()) & self.m_ent_ready.val() {
             self.state.d.next = self.st_idle.val();
         }
 
-        // ---- invalidation: the buffer emptied, a fill in flight not kept ----
+        // ---- invalidation: every slot emptied, a fill in flight not kept ----
         if self.s_inv.val() {
-            self.buf_v.d.next = false;
+            self.tag_v.d.next = self.zero16.val();
             self.stale.d.next = true;
         }
 
         if self.reset.val() {
             self.state.d.next = self.st_idle.val();
-            self.buf_v.d.next = false;
+            self.tag_v.d.next = self.zero16.val();
         }
     }
 }
@@ -379,7 +442,7 @@ pub struct WqeFetch<const QA: usize> {
     pub m_err_qpn: Signal<Out, Bits<QA>>,
     pub m_err_index: Signal<Out, Bits<32>>,
 
-    ring: RingFetch<QA>,
+    ring: SqRingFetch<QA>,
     is_inline: Signal<Local, Bit>,
     unused_rsvd: Signal<Local, Bits<32>>,
     zero32: Constant<Bits<32>>,
@@ -803,6 +866,45 @@ mod tests {
             tb.reads.clear();
             assert!(tb.fetch(q(40, 41)));
             assert_eq!(tb.reads, vec![(base + 64 * 8, 1)]);
+        }
+    }
+
+    /// QPs served in turn keep their WQEs, one slot each; two QPs of one slot take turns.
+    #[test]
+    fn interleaved_qps_keep_their_slots() {
+        for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
+            let mut tb = Tb::new(p, 0x5107 + i as u64);
+            let slots = 1u64 << SQ_SLOTS_LOG;
+            let q = |qpn: u64, index: u32| Req {
+                qpn,
+                ring: 0x4000 + 0x100 * qpn,
+                sq_log: 6,
+                index,
+                posted: 16 - index,
+            };
+            for index in 0..16 {
+                for qpn in 0..slots {
+                    assert!(tb.fetch(q(qpn, index)));
+                }
+            }
+            let mut want: Vec<(u64, u64)> = Vec::new();
+            for first in [0, 8] {
+                want.extend((0..slots).map(|qpn| (q(qpn, first).slot_addr(first), 8)));
+            }
+            assert_eq!(tb.reads, want, "pattern {i}: two reads of 8 per QP");
+            // the QP numbered one slot count on shares QP 1's slot: each turn misses
+            tb.reads.clear();
+            for index in 0..4 {
+                assert!(tb.fetch(q(1 + slots, index)));
+                assert!(tb.fetch(q(1, index)));
+            }
+            assert_eq!(tb.reads.len(), 8, "pattern {i}");
+            // and the others' slots are untouched
+            tb.reads.clear();
+            for qpn in 2..slots {
+                assert!(tb.fetch(q(qpn, 12)));
+            }
+            assert!(tb.reads.is_empty(), "pattern {i}");
         }
     }
 

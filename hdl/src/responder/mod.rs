@@ -81,9 +81,9 @@
 //! # Receive WQEs read ahead
 //!
 //! The RQ WQE at `rq_ci` (a SEND's or WRITE with immediate's receive, or the flush's next
-//! one) comes through a [`RingFetch`] (`rqf`, the requester's SQ reader without its
-//! decode): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the ring's wrap) in
-//! one DMA read and keeps them, so the next SENDs of the QP find their receive without a
+//! one) comes through a [`RqRingFetch`] (`rqf`, the requester's SQ reader without its
+//! decode, with two slots): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the
+//! ring's wrap) in one DMA read and keeps them in the QP's slot, so the next SENDs of the QP find their receive without a
 //! DMA round trip (a hit: 2 cycles). Only posted WQEs are read, which the host may not
 //! change until they complete, so a kept WQE is the one the model reads when the SEND
 //! arrives. The buffer is forgotten whenever a table may change (`s_cmd_start` to
@@ -160,7 +160,7 @@ use crate::common::mtu_shift::MtuShift;
 use crate::common::zext::ZeroExt;
 use crate::control::ctx_tables::{qpa_layout, qpc_layout, qps_layout, QpsPack};
 use crate::prelude::*;
-use crate::requester::wqe_fetch::RingFetch;
+use crate::requester::wqe_fetch::RqRingFetch;
 use crate::responder::resp_check::{
     RespCheck, ACT_AHEAD, ACT_DROP, ACT_DUP, ACT_INVALID, DUP_ACK, DUP_ATOMIC, DUP_READ, KIND_READ,
     KIND_SEND, KIND_WRITE, PROG_IDLE, PROG_SEND, PROG_WRITE,
@@ -423,7 +423,7 @@ pub struct Responder<const QA: usize> {
     cqe_flags: DFF<Bits<8>>,
     qpn: DFF<Bits<QA>>,
     /// The RQ's WQE reader: up to 8 posted receive WQEs read at once and kept.
-    rqf: RingFetch<QA>,
+    rqf: RqRingFetch<QA>,
     /// The fetch's QP and index are the request's (`qpn`, `rq_ci`), kept here.
     unused_rqf_qpn: Signal<Local, Bits<QA>>,
     unused_rqf_index: Signal<Local, Bits<32>>,
