@@ -40,7 +40,13 @@
 //!   variables with the logic computing that sub-block's inputs (a multiplexer between two
 //!   chained leaves, a register load inside a large `if`), Verilator sees a loop through
 //!   the block (UNOPTFLAT). Put such multiplexers inside the leaf (as
-//!   [`common::gf2_step::Gf2Step`] and [`common::masked_load::MaskedLoad`] do).
+//!   [`common::gf2_step::Gf2Step`] and [`common::masked_load::MaskedLoad`] do). Likewise a
+//!   `ready` (or `valid`) output whose peer answers it combinationally is written from
+//!   registers in its own statement, not through a local that statements reading the
+//!   peer's `valid` also read (`RingFetch`'s `dma_rd.resp_ready`); and a `Cat` read
+//!   inside a large `if` takes registers as inputs, not locals computed beside that `if`
+//!   (`RingFetch` builds its read-ahead address from the read's registers, a cycle after
+//!   the tag that decides it).
 //! - **Unused bits**: where a block reads only some bits of a wide signal (header fields of
 //!   a beat), the rest go to a local named `unused_*` (Verilator's default
 //!   `-unused-regexp`), so `-Wall` stays clean without a waiver and the intent is visible.

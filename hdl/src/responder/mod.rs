@@ -82,7 +82,7 @@
 //!
 //! The RQ WQE at `rq_ci` (a SEND's or WRITE with immediate's receive, or the flush's next
 //! one) comes through a [`RqRingFetch`] (`rqf`, the requester's SQ reader without its
-//! decode, with two slots): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the
+//! decode, with two slots and no reads ahead): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the
 //! ring's wrap) in one DMA read and keeps them in the QP's slot, so the next SENDs of the QP find their receive without a
 //! DMA round trip (a hit: 2 cycles). Only posted WQEs are read, which the host may not
 //! change until they complete, so a kept WQE is the one the model reads when the SEND
@@ -700,7 +700,7 @@ impl<const QA: usize> Default for Responder<QA> {
             cqe_imm: Default::default(),
             cqe_flags: Default::default(),
             qpn: Default::default(),
-            rqf: Default::default(),
+            rqf: RqRingFetch::new(false),
             unused_rqf_qpn: Default::default(),
             unused_rqf_index: Default::default(),
             unused_rqf_err_qpn: Default::default(),
