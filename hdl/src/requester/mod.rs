@@ -68,7 +68,7 @@
 //!         UnknownQpDrops, payload drained)
 //!     --> walk the ring (sq_ci .. sq_fetch) through ReqRxCheck --> the decision
 //!     --> counter pulse; una / retry_left / rnr_left; ops acknowledged or failed
-//!         (an apply pass rewrites each op of the ring)
+//!         (an apply pass rewrites the ring's ops up to the last one the decision changes)
 //!     --> delivery: READ payload (rsp_pay) or the atomic's original value
 //!         --> dma_wr at the op's iova + offset --> status --> resp + 1 / done, or
 //!         LOC_ACCESS_ERR + DmaFaults; progress (una, retries reloaded)
@@ -599,6 +599,9 @@ pub struct Requester<const QA: usize, const RA: usize> {
     rx_can: Signal<Local, Bit>,
     ring_n: Signal<Local, Bits<32>>,
     n5: Signal<Local, Bits<5>>,
+    pend_a: Signal<Local, Bits<5>>,
+    pend: Signal<Local, Bits<5>>,
+    wk_end: Signal<Local, Bits<5>>,
     unused_ring_n: Signal<Local, Bits<27>>,
     dslot: Signal<Local, Bits<4>>,
     unused_dop: Signal<Local, Bit>,
@@ -926,6 +929,9 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             rx_can: Default::default(),
             ring_n: Default::default(),
             n5: Default::default(),
+            pend_a: Default::default(),
+            pend: Default::default(),
+            wk_end: Default::default(),
             unused_ring_n: Default::default(),
             dslot: Default::default(),
             unused_dop: Default::default(),
@@ -2457,12 +2463,26 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_rx_walk.val();
         }
         // walk: one ring address a cycle, the op into ReqRxCheck the cycle after
-        // apply pass: the same addresses, each op rewritten the cycle after its read
+        // apply pass: the same addresses, each op rewritten the cycle after its read, up
+        // to the last op the decision changes (acknowledged or failed): the ops after it
+        // would be written back as they are
+        self.pend_a.next = self.l_upto.q.val();
+        if self.l_f0v.q.val() & (self.l_f0op.q.val() >= self.l_upto.q.val()) {
+            self.pend_a.next = self.l_f0op.q.val() + self.k_one5.val();
+        }
+        self.pend.next = self.pend_a.val();
+        if self.l_f1v.q.val() & (self.l_f1op.q.val() >= self.pend_a.val()) {
+            self.pend.next = self.l_f1op.q.val() + self.k_one5.val();
+        }
+        self.wk_end.next = self.n5.val();
+        if (self.state.q.val() == self.k_rx_pass.val()) & (self.pend.val() < self.n5.val()) {
+            self.wk_end.next = self.pend.val();
+        }
         if (self.state.q.val() == self.k_rx_walk.val())
             | (self.state.q.val() == self.k_rx_pass.val())
         {
             self.wk_v.d.next = false;
-            if self.wk.q.val() < self.n5.val() {
+            if self.wk.q.val() < self.wk_end.val() {
                 self.wslot.d.next = self.wslot.q.val() + self.k_one4.val();
                 self.wk.d.next = self.wk.q.val() + self.k_one5.val();
                 self.wk_v.d.next = true;
@@ -2471,7 +2491,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             }
         }
         if (self.state.q.val() == self.k_rx_walk.val())
-            & (self.wk.q.val() == self.n5.val())
+            & (self.wk.q.val() == self.wk_end.val())
             & !self.wk_v.q.val()
         {
             self.state.d.next = self.k_rx_dec.val();
@@ -2525,7 +2545,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.state.d.next = self.k_rx_pass.val();
         }
         if (self.state.q.val() == self.k_rx_pass.val())
-            & (self.wk.q.val() == self.n5.val())
+            & (self.wk.q.val() == self.wk_end.val())
             & !self.wk_v.q.val()
         {
             if self.l_dv.q.val() {
