@@ -292,48 +292,44 @@ crate::unpack_fields!(
 
 // FSM states.
 const S_IDLE: u64 = 0;
-const S_RD_C: u64 = 1;
-const S_W_C: u64 = 2;
-const S_RD_A: u64 = 3;
-const S_W_A: u64 = 4;
-const S_RD_R: u64 = 5;
-const S_W_R: u64 = 6;
-const S_WR_DB: u64 = 7;
-const S_DECIDE: u64 = 8;
-const S_FETCH: u64 = 9;
-const S_WQE: u64 = 10;
-const S_CHECK: u64 = 11;
-const S_FAULT: u64 = 12;
-const S_MR_REQ: u64 = 13;
-const S_MR_RES: u64 = 14;
-const S_FIT: u64 = 15;
-const S_APPEND: u64 = 16;
-const S_JOB: u64 = 17;
-const S_WQPR: u64 = 18;
-const S_CQE: u64 = 19;
-const S_RX_UNK: u64 = 20;
-const S_RX_START: u64 = 21;
-const S_RX_WALK: u64 = 22;
-const S_RX_DEC: u64 = 23;
-const S_RX_PASS: u64 = 24;
-const S_RX_DRD: u64 = 25;
-const S_RX_DREQ: u64 = 26;
-const S_RX_DDATA: u64 = 27;
-const S_RX_DST: u64 = 28;
-const S_RX_DWR: u64 = 29;
-const S_RX_DRAIN: u64 = 30;
-const S_RET_RD: u64 = 31;
-const S_RET_CHK: u64 = 32;
-const S_RET_CQE: u64 = 33;
-const S_RT_RD: u64 = 34;
-const S_RT_CHK: u64 = 35;
-const S_RT_JOB: u64 = 36;
-const S_TO: u64 = 37;
-const S_TO_RD: u64 = 38;
-const S_TO_WR: u64 = 39;
-const S_FL_RD: u64 = 40;
-const S_FL_CQE: u64 = 41;
-const S_FL_POST: u64 = 42;
+const S_CTX: u64 = 1;
+const S_CTX_IN: u64 = 2;
+const S_WR_DB: u64 = 3;
+const S_DECIDE: u64 = 4;
+const S_FETCH: u64 = 5;
+const S_WQE: u64 = 6;
+const S_CHECK: u64 = 7;
+const S_FAULT: u64 = 8;
+const S_MR_REQ: u64 = 9;
+const S_MR_RES: u64 = 10;
+const S_FIT: u64 = 11;
+const S_APPEND: u64 = 12;
+const S_JOB: u64 = 13;
+const S_WQPR: u64 = 14;
+const S_CQE: u64 = 15;
+const S_RX_UNK: u64 = 16;
+const S_RX_START: u64 = 17;
+const S_RX_WALK: u64 = 18;
+const S_RX_DEC: u64 = 19;
+const S_RX_PASS: u64 = 20;
+const S_RX_DRD: u64 = 21;
+const S_RX_DREQ: u64 = 22;
+const S_RX_DDATA: u64 = 23;
+const S_RX_DST: u64 = 24;
+const S_RX_DWR: u64 = 25;
+const S_RX_DRAIN: u64 = 26;
+const S_RET_RD: u64 = 27;
+const S_RET_CHK: u64 = 28;
+const S_RET_CQE: u64 = 29;
+const S_RT_RD: u64 = 30;
+const S_RT_CHK: u64 = 31;
+const S_RT_JOB: u64 = 32;
+const S_TO: u64 = 33;
+const S_TO_RD: u64 = 34;
+const S_TO_WR: u64 = 35;
+const S_FL_RD: u64 = 36;
+const S_FL_CQE: u64 = 37;
+const S_FL_POST: u64 = 38;
 const ST_FLUSH: u64 = WcStatus::WrFlushErr.code() as u64;
 const QPS_ERR: u64 = QpState::Err.code() as u64;
 const ST_RETRY_EXC: u64 = WcStatus::RetryExcErr.code() as u64;
@@ -547,6 +543,14 @@ pub struct Requester<const QA: usize, const RA: usize> {
     qpn: DFF<Bits<QA>>,
     scan: DFF<Bits<QA>>,
     mode_db: DFF<Bit>,
+    /// The visit's context reads (`qpc`, `qpa`, `qpr`, all three at once): asked, answered.
+    asked_c: DFF<Bit>,
+    asked_a: DFF<Bit>,
+    asked_r: DFF<Bit>,
+    got_c: DFF<Bit>,
+    got_a: DFF<Bit>,
+    got_r: DFF<Bit>,
+    ctx_all: Signal<Local, Bit>,
     again: DFF<Bit>,
     db_pi: DFF<Bits<32>>,
     /// A QP-error pulse waiting to go out (read by the benches in hdl/tests).
@@ -722,12 +726,8 @@ pub struct Requester<const QA: usize, const RA: usize> {
     k_st_access: Constant<Bits<8>>,
     k_one4: Constant<Bits<4>>,
     k_idle: Constant<Bits<6>>,   // = S_IDLE
-    k_rd_c: Constant<Bits<6>>,   // = S_RD_C
-    k_w_c: Constant<Bits<6>>,    // = S_W_C
-    k_rd_a: Constant<Bits<6>>,   // = S_RD_A
-    k_w_a: Constant<Bits<6>>,    // = S_W_A
-    k_rd_r: Constant<Bits<6>>,   // = S_RD_R
-    k_w_r: Constant<Bits<6>>,    // = S_W_R
+    k_ctx: Constant<Bits<6>>,    // = S_CTX
+    k_ctx_in: Constant<Bits<6>>, // = S_CTX_IN
     k_wr_db: Constant<Bits<6>>,  // = S_WR_DB
     k_decide: Constant<Bits<6>>, // = S_DECIDE
     k_fetch: Constant<Bits<6>>,  // = S_FETCH
@@ -978,6 +978,13 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             qpn: Default::default(),
             scan: Default::default(),
             mode_db: Default::default(),
+            asked_c: Default::default(),
+            asked_a: Default::default(),
+            asked_r: Default::default(),
+            got_c: Default::default(),
+            got_a: Default::default(),
+            got_r: Default::default(),
+            ctx_all: Default::default(),
             again: Default::default(),
             db_pi: Default::default(),
             serr_pend: Default::default(),
@@ -1102,12 +1109,8 @@ impl<const QA: usize, const RA: usize> Default for Requester<QA, RA> {
             k_st_access: k(WcStatus::LocAccessErr.code() as u64),
             k_one4: k(1),
             k_idle: k(S_IDLE),
-            k_rd_c: k(S_RD_C),
-            k_w_c: k(S_W_C),
-            k_rd_a: k(S_RD_A),
-            k_w_a: k(S_W_A),
-            k_rd_r: k(S_RD_R),
-            k_w_r: k(S_W_R),
+            k_ctx: k(S_CTX),
+            k_ctx_in: k(S_CTX_IN),
             k_wr_db: k(S_WR_DB),
             k_decide: k(S_DECIDE),
             k_fetch: k(S_FETCH),
@@ -1178,6 +1181,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             qpn,
             scan,
             mode_db,
+            asked_c,
+            asked_a,
+            asked_r,
+            got_c,
+            got_a,
+            got_r,
             again,
             db_pi,
             serr_pend,
@@ -1769,9 +1778,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             & !self.rsp.valid.val()
             & !self.tmr.m_fire_valid.val();
         self.rsp.ready.next = (self.state.q.val() == self.k_idle.val()) & !self.serr_pend.q.val();
-        self.qpc_rd.req_valid.next = self.state.q.val() == self.k_rd_c.val();
-        self.qpa_rd.req_valid.next = self.state.q.val() == self.k_rd_a.val();
-        self.qpr_rd.req_valid.next = self.state.q.val() == self.k_rd_r.val();
+        self.qpc_rd.req_valid.next =
+            (self.state.q.val() == self.k_ctx.val()) & !self.asked_c.q.val();
+        self.qpa_rd.req_valid.next =
+            (self.state.q.val() == self.k_ctx.val()) & !self.asked_a.q.val();
+        self.qpr_rd.req_valid.next =
+            (self.state.q.val() == self.k_ctx.val()) & !self.asked_r.q.val();
         self.qpr_wr.valid.next =
             (self.state.q.val() == self.k_wr_db.val()) | (self.state.q.val() == self.k_wqpr.val());
         self.mr.req_valid.next = self.state.q.val() == self.k_mr_req.val();
@@ -2074,6 +2086,12 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.tm_clr.d.next = false;
             self.tm_rnr.d.next = false;
             self.rtx_act.d.next = false;
+            self.asked_c.d.next = false;
+            self.asked_a.d.next = false;
+            self.asked_r.d.next = false;
+            self.got_c.d.next = false;
+            self.got_a.d.next = false;
+            self.got_r.d.next = false;
             if self.serr_pend.q.val() {
                 self.serr_pend.d.next = false;
             } else if self.rsp.valid.val() {
@@ -2090,7 +2108,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.pay_left.d.next = self.rsp.payload_len.val() != self.k_zero16.val();
                 self.mode_rx.d.next = true;
                 self.rx_glob.d.next = true;
-                self.state.d.next = self.k_rd_c.val();
+                self.state.d.next = self.k_ctx.val();
                 if (self.rsp.qpn.val() >> self.k_qa24.val()) != self.k_zero24.val() {
                     self.state.d.next = self.k_rx_unk.val();
                 }
@@ -2098,36 +2116,49 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.qpn.d.next = self.tmr.m_fire_qpn.val();
                 self.fire_rnr.d.next = self.tmr.m_fire_kind.val();
                 self.mode_to.d.next = true;
-                self.state.d.next = self.k_rd_c.val();
+                self.state.d.next = self.k_ctx.val();
             } else if self.sq_db.valid.val() {
                 self.qpn.d.next = self.sq_db.qpn.val();
                 self.db_pi.d.next = self.sq_db.pi.val();
                 self.mode_db.d.next = true;
-                self.state.d.next = self.k_rd_c.val();
+                self.state.d.next = self.k_ctx.val();
             } else if self.again.q.val() {
                 self.again.d.next = false;
-                self.state.d.next = self.k_rd_c.val();
+                self.state.d.next = self.k_ctx.val();
             } else {
                 self.qpn.d.next = self.scan.q.val();
                 self.scan.d.next = self.scan.q.val() + self.k_one_qp.val();
-                self.state.d.next = self.k_rd_c.val();
+                self.state.d.next = self.k_ctx.val();
             }
         }
-        if (self.state.q.val() == self.k_rd_c.val()) & self.qpc_rd.req_ready.val() {
-            self.state.d.next = self.k_w_c.val();
+        // the three context reads at once, each answered one cycle after it is taken
+        if self.state.q.val() == self.k_ctx.val() {
+            if self.qpc_rd.req_ready.val() {
+                self.asked_c.d.next = true;
+            }
+            if self.qpa_rd.req_ready.val() {
+                self.asked_a.d.next = true;
+            }
+            if self.qpr_rd.req_ready.val() {
+                self.asked_r.d.next = true;
+            }
         }
-        if (self.state.q.val() == self.k_w_c.val()) & self.qpc_rd.resp_valid.val() {
+        self.ctx_all.next = (self.got_c.q.val() | self.qpc_rd.resp_valid.val())
+            & (self.got_a.q.val() | self.qpa_rd.resp_valid.val())
+            & (self.got_r.q.val() | self.qpr_rd.resp_valid.val());
+        if (self.state.q.val() == self.k_ctx.val()) & self.ctx_all.val() {
+            self.state.d.next = self.k_ctx_in.val();
+        }
+        if (self.state.q.val() == self.k_ctx.val()) & self.qpc_rd.resp_valid.val() {
+            self.got_c.d.next = true;
             self.present.d.next = self.qpc_u.present.val() != self.k_zero1.val();
             self.pdn.d.next = self.qpc_u.pdn.val();
             self.send_cqn.d.next = self.qpc_u.send_cqn.val();
             self.sq_log.d.next = self.qpc_u.sq_log.val();
             self.sq_ring.d.next = self.qpc_u.sq_ring.val();
-            self.state.d.next = self.k_rd_a.val();
         }
-        if (self.state.q.val() == self.k_rd_a.val()) & self.qpa_rd.req_ready.val() {
-            self.state.d.next = self.k_w_a.val();
-        }
-        if (self.state.q.val() == self.k_w_a.val()) & self.qpa_rd.resp_valid.val() {
+        if (self.state.q.val() == self.k_ctx.val()) & self.qpa_rd.resp_valid.val() {
+            self.got_a.d.next = true;
             self.qp_state.d.next = self.qpa_u.state.val();
             self.pmtu.d.next = self.qpa_u.pmtu.val();
             self.dest_qpn.d.next = self.qpa_u.dest_qpn.val();
@@ -2138,12 +2169,9 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.retry_cnt.d.next = self.qpa_u.retry_cnt.val();
             self.rnr_retry.d.next = self.qpa_u.rnr_retry.val();
             self.timeout.d.next = self.qpa_u.timeout.val();
-            self.state.d.next = self.k_rd_r.val();
         }
-        if (self.state.q.val() == self.k_rd_r.val()) & self.qpr_rd.req_ready.val() {
-            self.state.d.next = self.k_w_r.val();
-        }
-        if (self.state.q.val() == self.k_w_r.val()) & self.qpr_rd.resp_valid.val() {
+        if (self.state.q.val() == self.k_ctx.val()) & self.qpr_rd.resp_valid.val() {
+            self.got_r.d.next = true;
             self.sq_pi.d.next = self.qpr_u.sq_pi.val();
             if self.mode_db.q.val() {
                 self.sq_pi.d.next = self.db_pi.q.val();
@@ -2165,6 +2193,8 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
             self.tp_v.d.next = self.tpv_ram.read_data.val();
             self.tp_psn.d.next = self.tpp_ram.read_data.val();
             self.rnr_w.d.next = self.rnrw_ram.read_data.val();
+        }
+        if self.state.q.val() == self.k_ctx_in.val() {
             self.state.d.next = self.k_decide.val();
             if self.mode_db.q.val() {
                 self.state.d.next = self.k_wr_db.val();
@@ -2392,10 +2422,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
         }
 
         // ---- the receive half: the sequence (the model's requester_rx) ----
-        if (self.state.q.val() == self.k_w_r.val())
-            & self.qpr_rd.resp_valid.val()
-            & self.mode_rx.q.val()
-        {
+        if (self.state.q.val() == self.k_ctx_in.val()) & self.mode_rx.q.val() {
             self.rx_glob.d.next = !self.present.q.val();
             self.state.d.next = self.k_rx_start.val();
             // (a response from an address other than the peer's is not for this QP)
@@ -2403,10 +2430,7 @@ impl<const QA: usize, const RA: usize> Logic for Requester<QA, RA> {
                 self.state.d.next = self.k_rx_unk.val();
             }
         }
-        if (self.state.q.val() == self.k_w_r.val())
-            & self.qpr_rd.resp_valid.val()
-            & self.mode_to.q.val()
-        {
+        if (self.state.q.val() == self.k_ctx_in.val()) & self.mode_to.q.val() {
             self.state.d.next = self.k_to.val();
         }
         // the ACK timer expired (the model's fire_timers): with ops outstanding, a retry
