@@ -227,7 +227,7 @@
 //! - The read-modify-writes of `qpr` are not interlocked with a MODIFY_QP of the same QP.
 //! - One QP at a time; one WQE takes about 15 cycles plus the MR check and, when
 //!   `WqeFetch`'s prefetch buffer does not hold it (16 QPs' slots, read ahead of use), one
-//!   DMA read (of up to 8 posted WQEs: `s_req_posted` = `sq_pi` - the index; a QP clear
+//!   DMA read (of up to 16 posted WQEs: `s_req_posted` = `sq_pi` - the index; a QP clear
 //!   empties the buffer).
 
 pub mod qp_timers;

@@ -55,6 +55,13 @@
 //! A QP served at least every `BUF` requests' worth of a DMA round trip then finds every
 //! WQE after its first in the buffer.
 //!
+//! The sizes: the requester serves a QP back to back while it has WQEs and room in its op
+//! ring (bursts of up to 16 WQEs, about 18 cycles each), so a read ahead has to start
+//! about a DMA round trip (~270 cycles in the default world) before the QP reaches it:
+//! [`BUF`] = 16 WQEs ahead when it starts, and a slot of [`DEPTH`] = 32 keeps those and the
+//! read's. The buffer RAM is as wide as a WQE (512 bits), so its block RAM count is set by
+//! the width (15 RAMB18 at any depth up to 512): the depth costs none.
+//!
 //! A multi-slot read refused (`err`: one beat) does not fail the WQE: another slot of the
 //! read may lie on an unmapped page. The request is read again alone (64 bytes), and only
 //! that read's refusal pulses `m_err_*` (the model then counts a DMA fault).
@@ -70,11 +77,11 @@ use crate::common::icrc::DATA_BITS;
 use crate::prelude::*;
 
 /// WQEs one read takes at most.
-pub const BUF: u64 = 8;
+pub const BUF: u64 = 16;
 /// WQEs a slot holds.
-pub const DEPTH: u64 = 16;
+pub const DEPTH: u64 = 32;
 /// log2 of [`DEPTH`] (a slot's part of the buffer RAM's address).
-const DEPTH_LOG: usize = 4;
+const DEPTH_LOG: usize = 5;
 /// log2 of the send queues' slots (QPs whose WQEs are kept at once).
 pub const SQ_SLOTS_LOG: usize = 4;
 /// log2 of the receive queues' slots.
@@ -1079,44 +1086,45 @@ mod tests {
     /// Walks a QP's SQ in order (with `sq_pi` fixed), re-reads (go-back-N), another QP.
     #[test]
     fn fetches_in_order_hit_the_buffer_and_stop_at_the_wrap() {
+        assert_eq!((BUF, DEPTH), (16, 32), "the figures below are for these");
         for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
             let mut tb = Tb::new(p, 0xB0F + i as u64);
             let q = |index: u32, pi: u32| Req {
                 qpn: 3,
                 ring: 0x1000,
-                sq_log: 4,
+                sq_log: 5,
                 index,
                 posted: pi - index,
             };
-            // indices 10..30 of a 16-slot ring, sq_pi 30: reads of 6 (to the wrap), then 8
-            // and 6 ahead (each when at most 8 are left ahead)
-            for index in 10..30 {
-                assert!(tb.fetch(q(index, 30)));
+            // indices 20..60 of a 32-slot ring, sq_pi 60: reads of 12 (to the wrap), then 16
+            // and 12 ahead (each when at most 16 are left ahead)
+            for index in 20..60 {
+                assert!(tb.fetch(q(index, 60)));
             }
             let base = 0x1000 << 6;
             assert_eq!(
                 tb.reads,
-                vec![(base + 64 * 10, 6), (base, 8), (base + 64 * 8, 6)],
+                vec![(base + 64 * 20, 12), (base, 16), (base + 64 * 16, 12)],
                 "pattern {i}"
             );
-            // read again (a rewind): 27 and 14 are held (the last 16), 13 is not
+            // read again (a rewind): 57 and 28 are held (the last 32), 27 is not
             tb.reads.clear();
-            assert!(tb.fetch(q(27, 30)));
-            assert!(tb.fetch(q(14, 30)));
+            assert!(tb.fetch(q(57, 60)));
+            assert!(tb.fetch(q(28, 60)));
             assert!(tb.reads.is_empty(), "a hit reads nothing");
-            assert!(tb.fetch(q(13, 30)));
-            assert_eq!(tb.reads, vec![(base + 64 * 13, 3)]);
+            assert!(tb.fetch(q(27, 60)));
+            assert_eq!(tb.reads, vec![(base + 64 * 27, 5)]);
             // the same index of another QP is a miss
             tb.reads.clear();
             assert!(tb.fetch(Req {
                 qpn: 4,
-                ..q(21, 30)
+                ..q(41, 60)
             }));
             assert_eq!(tb.reads.len(), 1);
             // one posted: one slot read
             tb.reads.clear();
-            assert!(tb.fetch(q(40, 41)));
-            assert_eq!(tb.reads, vec![(base + 64 * 8, 1)]);
+            assert!(tb.fetch(q(80, 81)));
+            assert_eq!(tb.reads, vec![(base + 64 * 16, 1)]);
         }
     }
 
@@ -1126,26 +1134,27 @@ mod tests {
         for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
             let mut tb = Tb::new(p, 0x5107 + i as u64);
             let slots = 1u64 << SQ_SLOTS_LOG;
+            let b = BUF as u32;
             let q = |qpn: u64, index: u32| Req {
                 qpn,
                 ring: 0x4000 + 0x100 * qpn,
                 sq_log: 6,
                 index,
-                posted: 16 - index,
+                posted: 2 * b - index,
             };
-            for index in 0..16 {
+            for index in 0..2 * b {
                 for qpn in 0..slots {
                     assert!(tb.fetch(q(qpn, index)));
                 }
             }
             let mut want: Vec<(u64, u64)> = Vec::new();
-            for first in [0, 8] {
-                want.extend((0..slots).map(|qpn| (q(qpn, first).slot_addr(first), 8)));
+            for first in [0, b] {
+                want.extend((0..slots).map(|qpn| (q(qpn, first).slot_addr(first), BUF)));
             }
             let mut reads = tb.reads.clone();
             reads.sort_unstable();
             want.sort_unstable();
-            assert_eq!(reads, want, "pattern {i}: two reads of 8 per QP");
+            assert_eq!(reads, want, "pattern {i}: two reads of BUF per QP");
             // the QP numbered one slot count on shares QP 1's slot: each turn misses
             tb.reads.clear();
             for index in 0..4 {
@@ -1156,14 +1165,14 @@ mod tests {
             // and the others' slots are untouched
             tb.reads.clear();
             for qpn in 2..slots {
-                assert!(tb.fetch(q(qpn, 12)));
+                assert!(tb.fetch(q(qpn, 2 * b - 4)));
             }
             assert!(tb.reads.is_empty(), "pattern {i}");
         }
     }
 
-    /// A QP served slower than a DMA round trip per 8 WQEs waits for its first only: the
-    /// next ones are read ahead, 8 at a time, and found in the buffer.
+    /// A QP served slower than a DMA round trip per [`BUF`] WQEs waits for its first only:
+    /// the next ones are read ahead, `BUF` at a time, and found in the buffer.
     #[test]
     fn reads_ahead_keep_a_walking_qp_fed() {
         for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
@@ -1184,7 +1193,7 @@ mod tests {
                 tb.idle(40);
             }
             let base = 0x5000 << 6;
-            let want: Vec<(u64, u64)> = (0..8).map(|j| (base + 64 * 8 * j, 8)).collect();
+            let want: Vec<(u64, u64)> = (0..64 / BUF).map(|j| (base + 64 * BUF * j, BUF)).collect();
             assert_eq!(tb.reads, want, "pattern {i}");
             assert_eq!(slow, 0, "pattern {i}: fetches that waited");
         }
@@ -1219,30 +1228,36 @@ mod tests {
     fn a_refused_prefetch_is_retried_alone() {
         for (i, p) in Pattern::SWEEP.into_iter().enumerate() {
             let mut tb = Tb::new(p, 0xE77 + i as u64);
+            let b = BUF as u32;
             let r = |index: u32| Req {
                 qpn: 2,
                 ring: 0x3000,
                 sq_log: 5,
                 index,
-                posted: 16 - index,
+                posted: 2 * b - index,
             };
             let base = 0x3000 << 6;
             tb.bad.insert(base + 64 * 3);
-            // 0: 8 slots refused (3 is bad), then 0 alone
+            // 0: BUF slots refused (3 is bad), then 0 alone
             assert!(tb.fetch(r(0)));
-            assert_eq!(tb.reads, vec![(base, 8), (base, 1)], "pattern {i}");
+            assert_eq!(tb.reads, vec![(base, BUF), (base, 1)], "pattern {i}");
             // 1: the same (the buffer holds 0 only)
             assert!(tb.fetch(r(1)));
             // 3: refused twice: the WQE's error
             assert!(!tb.fetch(r(3)));
             assert_eq!(tb.reads.len(), 6);
-            assert_eq!(tb.reads[4..], [(base + 64 * 3, 8), (base + 64 * 3, 1)]);
-            // 4..12: one read, then hits, the first of which reads 12..16 ahead
+            assert_eq!(tb.reads[4..], [(base + 64 * 3, BUF), (base + 64 * 3, 1)]);
+            // 4..4 + BUF: one read, then hits, the first of which reads the rest ahead
+            // (4 + BUF .. 2 BUF)
             tb.reads.clear();
-            for index in 4..12 {
+            for index in 4..4 + b {
                 assert!(tb.fetch(r(index)));
             }
-            assert_eq!(tb.reads, vec![(base + 64 * 4, 8), (base + 64 * 12, 4)]);
+            let rest = u64::from(b - 4);
+            assert_eq!(
+                tb.reads,
+                vec![(base + 64 * 4, BUF), (base + 64 * (4 + BUF), rest)]
+            );
         }
     }
 }

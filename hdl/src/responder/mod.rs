@@ -82,7 +82,7 @@
 //!
 //! The RQ WQE at `rq_ci` (a SEND's or WRITE with immediate's receive, or the flush's next
 //! one) comes through a [`RqRingFetch`] (`rqf`, the requester's SQ reader without its
-//! decode, with two slots and no reads ahead): a miss reads the posted WQEs from `rq_ci` on (up to 8, to the
+//! decode, with two slots and no reads ahead): a miss reads the posted WQEs from `rq_ci` on (up to 16, `BUF`, to the
 //! ring's wrap) in one DMA read and keeps them in the QP's slot, so the next SENDs of the QP find their receive without a
 //! DMA round trip (a hit: 2 cycles). Only posted WQEs are read, which the host may not
 //! change until they complete, so a kept WQE is the one the model reads when the SEND
@@ -282,7 +282,7 @@ pub struct Responder<const QA: usize> {
     /// The protection check (answered by `MrCheck`).
     pub mr: MrClient,
 
-    /// DMA read client (RQ WQEs: up to 8 posted ones, 64 bytes each, in one read).
+    /// DMA read client (RQ WQEs: up to 16 (`BUF`) posted ones, 64 bytes each, in one read).
     pub dma_rd: DmaRdClient,
 
     /// DMA write client (payload: one request per packet, data packed from lane 0).
@@ -422,7 +422,7 @@ pub struct Responder<const QA: usize> {
     cqe_imm: DFF<Bits<32>>,
     cqe_flags: DFF<Bits<8>>,
     qpn: DFF<Bits<QA>>,
-    /// The RQ's WQE reader: up to 8 posted receive WQEs read at once and kept.
+    /// The RQ's WQE reader: up to 16 (`BUF`) posted receive WQEs read at once and kept.
     rqf: RqRingFetch<QA>,
     /// The fetch's QP and index are the request's (`qpn`, `rq_ci`), kept here.
     unused_rqf_qpn: Signal<Local, Bits<QA>>,

@@ -27,6 +27,7 @@ use rocenic_hdl::bus::cnt::RespCntClient;
 use rocenic_hdl::common::icrc::beat_from_bytes;
 use rocenic_hdl::control::ctx_tables::*;
 use rocenic_hdl::prelude::*;
+use rocenic_hdl::requester::wqe_fetch::BUF;
 use rocenic_hdl::responder::*;
 use rocenic_hdl::tx::tx_arbiter::RECORD_FIELDS;
 use rocenic_model::{
@@ -670,10 +671,10 @@ impl Rtl {
             }
             if u.dma_rd.req_valid.val() && u.dma_rd.req_ready.val() {
                 let a = u.dma_rd.req_addr.val().to_u64();
-                // RQ WQEs: up to 8 slots of 64 bytes in one read
+                // RQ WQEs: up to BUF slots of 64 bytes in one read
                 let n = u.dma_rd.req_len.val().to_u64() as usize;
                 assert!(
-                    n.is_multiple_of(64) && (64..=512).contains(&n),
+                    n.is_multiple_of(64) && (64..=64 * BUF as usize).contains(&n),
                     "a read of {n} bytes"
                 );
                 let mut raw = vec![0u8; n];

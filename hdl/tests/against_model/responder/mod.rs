@@ -443,7 +443,7 @@ const MIDDLE_WRITE_CYCLES: usize = 9;
 
 /// A scripted conversation; each answer is what the model's `responder_rx` gives for the
 /// same packet and context (the rules in `model/src/responder.rs`).
-/// Posted receives are read together (up to 8, to the ring's wrap) and served from
+/// Posted receives are read together (up to `BUF`, to the ring's wrap) and served from
 /// the block's buffer; a table write (here a reconnection's) forgets them.
 #[test]
 fn receives_are_read_ahead() {
