@@ -116,7 +116,7 @@
 //!   drop pulses by reason.
 //! - [`requester::segmenter::Segmenter`]: the requester's segmentation: a send WQE's request
 //!   records and their payloads read by DMA, 16 packets in flight (the model's `request_packet`).
-//! - [`requester::wqe_fetch::WqeFetch`]: send WQEs read from the SQ ring by DMA (up to 8 posted
+//! - [`requester::wqe_fetch::WqeFetch`]: send WQEs read from the SQ ring by DMA (up to 16 posted
 //!   ones a read, kept in a prefetch buffer for 16 QPs) and decoded (`SendWqe::from_bytes`).
 //! - [`requester::Requester`]: the requester's sequencer: transmit half (SQ doorbells,
 //!   WQE fetch, the model's `validate_wqe`, the per-QP op ring, Segmenter jobs, `qpr`)

@@ -116,9 +116,9 @@ fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.into())
 }
 
-/// The ring reader with its prefetch buffer of `2^SL` slots (`AW` = `SL` + 4, the buffer
-/// RAM's address width, which stable Rust cannot compute in the type); see the
-/// [module docs](self).
+/// The ring reader with its prefetch buffer of `2^SL` slots (`AW` = `SL` + `DEPTH_LOG`,
+/// the buffer RAM's address width, which stable Rust cannot compute in the type); see
+/// the [module docs](self).
 #[derive(LogicBlock)]
 pub struct RingFetch<const QA: usize, const SL: usize, const AW: usize> {
     pub clock: Signal<In, Clock>,

@@ -82,9 +82,10 @@
 //!
 //! The RQ WQE at `rq_ci` (a SEND's or WRITE with immediate's receive, or the flush's next
 //! one) comes through a [`RqRingFetch`] (`rqf`, the requester's SQ reader without its
-//! decode, with two slots and no reads ahead): a miss reads the posted WQEs from `rq_ci` on (up to 16, `BUF`, to the
-//! ring's wrap) in one DMA read and keeps them in the QP's slot, so the next SENDs of the QP find their receive without a
-//! DMA round trip (a hit: 2 cycles). Only posted WQEs are read, which the host may not
+//! decode, with two slots and no reads ahead): a miss reads the posted WQEs from `rq_ci`
+//! on (up to 16, `BUF`, to the ring's wrap) in one DMA read and keeps them in the QP's
+//! slot, so the next SENDs of the QP find their receive without a DMA round trip (a hit:
+//! 2 cycles). Only posted WQEs are read, which the host may not
 //! change until they complete, so a kept WQE is the one the model reads when the SEND
 //! arrives. The buffer is forgotten whenever a table may change (`s_cmd_start` to
 //! `s_cmd_done`, `s_tbl_wr`: a QP reset and created again has a new ring). A refused
